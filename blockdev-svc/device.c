@@ -1,0 +1,100 @@
+/* device.c - the device descriptor: open, size, read, write, flush, and
+ * the injected I/O faults of --fault. An I/O error is always returned as an
+ * error, never folded into success. */
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/fs.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "internal.h"
+#include "io.h"
+
+int bd_device_open(bd_device *d, const char *path)
+{
+	struct stat st;
+	uint64_t bytes;
+
+	d->fd = open(path, O_RDWR | O_CLOEXEC);
+	if (d->fd < 0)
+		return -errno;
+	if (fstat(d->fd, &st) < 0)
+		return -errno;
+	if (S_ISBLK(st.st_mode)) {
+		if (ioctl(d->fd, BLKGETSIZE64, &bytes) < 0)
+			return -errno;
+	} else if (S_ISREG(st.st_mode)) {
+		bytes = (uint64_t)st.st_size;
+	} else {
+		return -ENOTBLK;
+	}
+	d->sectors = bytes / CM_BD_SECTOR;
+	return d->sectors ? 0 : -ENOSPC;
+}
+
+int bd_device_parse_fault(bd_device *d, const char *spec)
+{
+	char kind[16];
+	unsigned long long at;
+
+	if (sscanf(spec, "ioerr:%15[a-z]:%llu", kind, &at) != 2 || at == 0)
+		return -EINVAL;
+	if (strcmp(kind, "transient") == 0)
+		d->fault = BD_FAULT_TRANSIENT;
+	else if (strcmp(kind, "persistent") == 0)
+		d->fault = BD_FAULT_PERSISTENT;
+	else
+		return -EINVAL;
+	d->fault_at = at;
+	return 0;
+}
+
+int bd_device_read(bd_device *d, uint64_t sector, uint32_t nsect, void *buf)
+{
+	return cm_pread_full(d->fd, buf, (size_t)nsect * CM_BD_SECTOR,
+			     (off_t)(sector * CM_BD_SECTOR));
+}
+
+static bool bd_device_fault_hits(bd_device *d)
+{
+	d->writes++;
+	switch (d->fault) {
+	case BD_FAULT_TRANSIENT:
+		return d->writes == d->fault_at;
+	case BD_FAULT_PERSISTENT:
+		return d->writes >= d->fault_at;
+	default:
+		return false;
+	}
+}
+
+int bd_device_write(bd_device *d, uint64_t sector, uint32_t nsect, const void *buf, bool fua)
+{
+	int r;
+
+	if (bd_device_fault_hits(d))
+		return -EIO;
+	r = cm_pwrite_full(d->fd, buf, (size_t)nsect * CM_BD_SECTOR,
+			   (off_t)(sector * CM_BD_SECTOR));
+	if (r == 0 && fua && fdatasync(d->fd) < 0)
+		r = -errno;
+	return r;
+}
+
+int bd_device_flush(bd_device *d)
+{
+	return fdatasync(d->fd) < 0 ? -errno : 0;
+}
+
+void bd_device_close(bd_device *d)
+{
+	if (d->fd >= 0) {
+		(void)fdatasync(d->fd);
+		close(d->fd);
+	}
+	d->fd = -1;
+}

@@ -1,0 +1,65 @@
+/* dispatch.c - check and perform one blockdev request. Everything in a
+ * request is client-controlled: version, op, flags, range and buffer are
+ * all checked before any I/O, and a bad one gets an error response. */
+#include <errno.h>
+
+#include "internal.h"
+
+static int bd_check_range(bd_svc *bd, const cm_bd_rec *rq, void **buf)
+{
+	uint64_t len = (uint64_t)rq->nsect * CM_BD_SECTOR;
+
+	if (rq->nsect == 0 || rq->nsect > CM_BD_MAX_SECTORS)
+		return -EINVAL;
+	if (rq->sector >= bd->dev.sectors || rq->nsect > bd->dev.sectors - rq->sector)
+		return -ERANGE;
+	if (!cm_arena_in_data(bd->arena, rq->data_off, len))
+		return -EFAULT;
+	*buf = cm_arena_ptr(bd->arena, rq->data_off, len);
+	return *buf ? 0 : -EFAULT;
+}
+
+static int bd_do_write(bd_svc *bd, const cm_bd_rec *rq, void *buf)
+{
+	bool fua = rq->flags & CM_BD_FUA;
+	int r;
+
+	if (rq->flags & ~CM_BD_FUA)
+		return -EINVAL;
+	r = bd_wlog_write(&bd->wlog, rq->sector, rq->nsect, rq->flags, buf);
+	if (r == 0)
+		r = bd_device_write(&bd->dev, rq->sector, rq->nsect, buf, fua);
+	if (r == 0 && fua)
+		r = bd_wlog_flush(&bd->wlog);
+	return r;
+}
+
+int bd_exec(void *ctx, const void *req, void *resp)
+{
+	const cm_bd_rec *rq = req;
+	cm_bd_rec *rs = resp;
+	bd_svc *bd = ctx;
+	void *buf = NULL;
+	int r;
+
+	if (rq->hdr.version != CM_BD_VERSION)
+		return -EPROTO;
+	switch (rq->hdr.op) {
+	case CM_BD_INFO:
+		rs->dev_sectors = bd->dev.sectors;
+		return 0;
+	case CM_BD_READ:
+		r = bd_check_range(bd, rq, &buf);
+		if (r == 0 && rq->flags)
+			r = -EINVAL;
+		return r < 0 ? r : bd_device_read(&bd->dev, rq->sector, rq->nsect, buf);
+	case CM_BD_WRITE:
+		r = bd_check_range(bd, rq, &buf);
+		return r < 0 ? r : bd_do_write(bd, rq, buf);
+	case CM_BD_FLUSH:
+		r = bd_device_flush(&bd->dev);
+		return r < 0 ? r : bd_wlog_flush(&bd->wlog);
+	default:
+		return -EPROTONOSUPPORT;
+	}
+}

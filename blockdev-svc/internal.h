@@ -1,0 +1,70 @@
+/* internal.h - blockdev-svc: the only process that opens the device.
+ *
+ * It serves CM_BD_* requests (bdrec.h) from its channels, one thread, in
+ * channel order, never interpreting what it moves. Every write and flush can
+ * be recorded in order in a write log, from which crash tests rebuild the
+ * device as a power cut at any flush would have left it.
+ *
+ * No locks: one thread owns all of this state.
+ */
+#ifndef BD_INTERNAL_H
+#define BD_INTERNAL_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "arena.h"
+#include "bdrec.h"
+
+/* --fault=ioerr:transient:N fails the Nth write once; persistent fails the
+ * Nth and every later write. Both with EIO, as a failing disk would. */
+enum bd_fault_kind { BD_FAULT_NONE, BD_FAULT_TRANSIENT, BD_FAULT_PERSISTENT };
+
+typedef struct bd_device {
+	int fd;                 /* the image file or block device */
+	uint64_t sectors;       /* [immutable] size in 512-byte sectors */
+	enum bd_fault_kind fault;
+	uint64_t fault_at;      /* write number (from 1) the fault hits */
+	uint64_t writes;        /* writes seen so far */
+} bd_device;
+
+int bd_device_open(bd_device *d, const char *path);
+int bd_device_parse_fault(bd_device *d, const char *spec);
+int bd_device_read(bd_device *d, uint64_t sector, uint32_t nsect, void *buf);
+int bd_device_write(bd_device *d, uint64_t sector, uint32_t nsect, const void *buf, bool fua);
+int bd_device_flush(bd_device *d);
+void bd_device_close(bd_device *d);
+
+/* The write log: "EXT3DWL1", then per write or flush a bd_wlog_rec,
+ * followed for writes by nsect * 512 bytes of data. Host byte order. */
+#define BD_WLOG_FILE_MAGIC "EXT3DWL1"
+#define BD_WLOG_REC_MAGIC 0x474f4c57u /* "WLOG" */
+enum bd_wlog_op { BD_WLOG_WRITE = 1, BD_WLOG_FLUSH = 2 };
+
+struct bd_wlog_rec {
+	uint32_t magic;
+	uint32_t op;     /* enum bd_wlog_op */
+	uint64_t sector;
+	uint32_t nsect;
+	uint32_t flags;  /* CM_BD_FUA */
+};
+
+typedef struct bd_wlog {
+	int fd; /* -1: no log */
+} bd_wlog;
+
+int bd_wlog_open(bd_wlog *w, const char *path);
+int bd_wlog_write(bd_wlog *w, uint64_t sector, uint32_t nsect, uint32_t flags, const void *data);
+int bd_wlog_flush(bd_wlog *w);
+void bd_wlog_close(bd_wlog *w);
+
+typedef struct bd_svc {
+	cm_arena *arena;
+	bd_device dev;
+	bd_wlog wlog;
+} bd_svc;
+
+/* cm_chan_exec for blockdev requests: validates, then performs one. */
+int bd_exec(void *ctx, const void *req, void *resp);
+
+#endif

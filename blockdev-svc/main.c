@@ -1,0 +1,81 @@
+/* main.c - blockdev-svc: flags, open the device, confine, serve. */
+#include <errno.h>
+#include <getopt.h>
+#include <seccomp.h>
+#include <stdlib.h>
+
+#include "chan.h"
+#include "internal.h"
+#include "log.h"
+#include "sandbox.h"
+#include "service.h"
+
+static const int bd_syscalls[] = {
+	SCMP_SYS(pread64), SCMP_SYS(pwrite64), SCMP_SYS(fdatasync), SCMP_SYS(fsync),
+};
+
+static const struct option bd_options[] = {
+	CM_SERVICE_OPTIONS,
+	{"image", required_argument, NULL, 'i'},
+	{"write-log", required_argument, NULL, 'w'},
+	{"fault", required_argument, NULL, 'f'},
+	{0},
+};
+
+static void bd_serve(cm_service *svc, bd_svc *bd)
+{
+	cm_chan_server srv;
+
+	cm_chan_server_init(&srv, svc->arena, (uint32_t)svc->slot);
+	while (!cm_service_stopping()) {
+		uint32_t armed = cm_chan_server_arm(&srv);
+		if (cm_chan_server_poll(&srv, 32, bd_exec, bd) == 0)
+			cm_chan_server_wait(&srv, armed, 200);
+	}
+}
+
+int main(int argc, char **argv)
+{
+	cm_sandbox_policy policy = {bd_syscalls, sizeof(bd_syscalls) / sizeof(int), NULL, 0};
+	const char *image = NULL, *wlog = NULL, *fault = NULL;
+	bd_svc bd = {.dev.fd = -1, .wlog.fd = -1};
+	cm_service svc;
+	int opt, r;
+
+	cm_service_init(&svc, "blockdev-svc");
+	while ((opt = getopt_long(argc, argv, "", bd_options, NULL)) != -1) {
+		if (opt == 'i')
+			image = optarg;
+		else if (opt == 'w')
+			wlog = optarg;
+		else if (opt == 'f')
+			fault = optarg;
+		else if (cm_service_option(&svc, opt, optarg) <= 0)
+			return cm_log_errno(-EINVAL, "usage: blockdev-svc --image=PATH "
+				"[--write-log=PATH] [--fault=ioerr:transient|persistent:N] "
+				"--arena-fd=N --slot=K"), EXIT_FAILURE;
+	}
+	if (!image)
+		return cm_log_errno(-EINVAL, "--image is required"), EXIT_FAILURE;
+	if (cm_service_attach(&svc) < 0)
+		return EXIT_FAILURE;
+	bd.arena = svc.arena;
+	r = bd_device_open(&bd.dev, image);
+	if (r < 0)
+		return cm_log_errno(r, "open %s: %m", image), EXIT_FAILURE;
+	if (fault && bd_device_parse_fault(&bd.dev, fault) < 0)
+		return cm_log_errno(-EINVAL, "bad --fault '%s'", fault), EXIT_FAILURE;
+	r = bd_wlog_open(&bd.wlog, wlog);
+	if (r < 0)
+		return cm_log_errno(r, "write log %s: %m", wlog), EXIT_FAILURE;
+	r = cm_sandbox_enter(&policy);
+	if (r < 0)
+		return cm_log_errno(r, "sandbox: %m"), EXIT_FAILURE;
+	cm_info("serving %s (%llu sectors)", image, (unsigned long long)bd.dev.sectors);
+	cm_service_ready(&svc);
+	bd_serve(&svc, &bd);
+	bd_device_close(&bd.dev);
+	bd_wlog_close(&bd.wlog);
+	cm_service_fini(&svc);
+	return EXIT_SUCCESS;
+}

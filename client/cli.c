@@ -1,0 +1,57 @@
+/* cli.c - ext3d: global flags, then one subcommand from the table. */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+
+static const struct cli_cmd {
+	const char *name;
+	int (*run)(cli_ctx *c, int argc, char **argv);
+	const char *usage;
+} cli_cmds[] = {
+	{"status", cli_status, "status [--json]   the supervisor, services, locks"},
+	{"kill", cli_kill, "kill SERVICE      SIGKILL a service (for tests)"},
+	{"shutdown", cli_shutdown, "shutdown          stop the instance (compose/down)"},
+};
+
+int cli_fail(const char *what, int err)
+{
+	fprintf(stderr, "ext3d: %s: %s\n", what, strerror(err < 0 ? -err : err));
+	return 1;
+}
+
+static int cli_usage(void)
+{
+	fprintf(stderr, "usage: ext3d [--instance NAME] COMMAND [ARGS]\n");
+	for (size_t i = 0; i < sizeof(cli_cmds) / sizeof(cli_cmds[0]); i++)
+		fprintf(stderr, "  %s\n", cli_cmds[i].usage);
+	return 2;
+}
+
+int main(int argc, char **argv)
+{
+	const char *instance = NULL;
+	char rundir[CM_PATH_MAX];
+	cli_ctx c;
+	int i = 1;
+
+	if (i + 1 < argc && strcmp(argv[i], "--instance") == 0) {
+		instance = argv[i + 1];
+		i += 2;
+	} else if (i < argc && strncmp(argv[i], "--instance=", 11) == 0) {
+		instance = argv[i++] + 11;
+	}
+	if (i >= argc)
+		return cli_usage();
+	if (cm_instance_name(instance, c.instance, sizeof(c.instance)) < 0)
+		return cli_fail("instance name", -EINVAL);
+	if (cm_rundir(c.instance, rundir, sizeof(rundir)) < 0 ||
+	    cm_control_url(rundir, c.url, sizeof(c.url)) < 0)
+		return cli_fail("run directory", -ENAMETOOLONG);
+	for (size_t k = 0; k < sizeof(cli_cmds) / sizeof(cli_cmds[0]); k++)
+		if (strcmp(argv[i], cli_cmds[k].name) == 0)
+			return cli_cmds[k].run(&c, argc - i, argv + i);
+	return cli_usage();
+}

@@ -1,0 +1,29 @@
+/* bdclient.h - block I/O through blockdev-svc, for processes that map the
+ * arena (services and test tools). One cm_bdev per thread. A request waits
+ * through a restart of blockdev-svc (the channel resubmits it); -EIO if the
+ * service stays away longer than CM_BD_TIMEOUT_MS. */
+#ifndef CM_BDCLIENT_H
+#define CM_BDCLIENT_H
+
+#include <stdint.h>
+
+#include "arena.h"
+#include "bdrec.h"
+
+#define CM_BD_TIMEOUT_MS 60000
+
+typedef struct cm_bdev cm_bdev;
+
+int cm_bdev_open(cm_arena *a, cm_bdev **ret);
+cm_bdev *cm_bdev_close(cm_bdev *b);
+uint64_t cm_bdev_sectors(const cm_bdev *b);
+int cm_bdev_read(cm_bdev *b, uint64_t sector, uint32_t nsect, cm_off buf);
+int cm_bdev_write(cm_bdev *b, uint64_t sector, uint32_t nsect, cm_off buf, uint32_t flags);
+int cm_bdev_flush(cm_bdev *b);
+/* Pipelined use: submit up to CM_CHAN_DEPTH requests, reap them in order.
+ * The reaped record's hdr.status is the request's result. */
+int cm_bdev_submit(cm_bdev *b, cm_bd_rec *rec);
+int cm_bdev_reap(cm_bdev *b, cm_bd_rec *rec);
+cm_chan_client *cm_bdev_chan(cm_bdev *b);
+
+#endif

@@ -1,0 +1,358 @@
+/* chan.c - request/response channels and their resubmission protocol; see
+ * chan.h. Client state (in-flight FIFO) is process-private; everything the
+ * service needs after a restart (done_seq, the rings) is in the arena. */
+#include "chan.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+struct cm_chan_client {
+	cm_arena *arena;
+	cm_chan *ch;
+	cm_ring *req, *resp;
+	cm_event *doorbell;     /* the service's */
+	uint16_t version;
+	uint64_t next_seq;
+	uint32_t seen_epoch;    /* server_epoch we last resubmitted for */
+	uint64_t resubmitted;
+	/* In-flight requests, oldest first; a slot holds the request until its
+	 * response arrives, then the response. */
+	uint32_t first, count;
+	uint8_t done[CM_CHAN_DEPTH];
+	uint8_t recs[CM_CHAN_DEPTH][CM_CHAN_REC_SIZE];
+};
+
+int cm_chan_carve(cm_arena *a, cm_chan *ch)
+{
+	uint64_t bytes = cm_ring_bytes(CM_CHAN_REC_SIZE, CM_CHAN_DEPTH);
+	cm_off req = cm_arena_alloc(a, bytes, 64), resp = cm_arena_alloc(a, bytes, 64);
+
+	if (!req || !resp)
+		return -ENOMEM;
+	ch->req_rel = (int64_t)(req - cm_arena_off(a, ch));
+	ch->resp_rel = (int64_t)(resp - cm_arena_off(a, ch));
+	return 0;
+}
+
+cm_chan *cm_chan_at(cm_layout *l, cm_arena *a, uint32_t i)
+{
+	return cm_arena_ptr(a, l->chans + i * sizeof(cm_chan), sizeof(cm_chan));
+}
+
+cm_ring *cm_chan_req(cm_chan *ch)
+{
+	return (cm_ring *)((uint8_t *)ch + ch->req_rel);
+}
+
+cm_ring *cm_chan_resp(cm_chan *ch)
+{
+	return (cm_ring *)((uint8_t *)ch + ch->resp_rel);
+}
+
+int cm_chan_open(cm_arena *a, uint32_t server, uint16_t version, cm_chan_client **ret)
+{
+	cm_layout *l = cm_layout_get(a);
+	cm_chan_client *cc;
+
+	if (!l || server >= CM_MAX_SVCS)
+		return -EINVAL;
+	cc = calloc(1, sizeof(*cc));
+	if (!cc)
+		return -ENOMEM;
+	for (uint32_t i = 0; i < l->nchans; i++) {
+		cm_chan *ch = cm_chan_at(l, a, i);
+		uint32_t expect = CM_CHAN_FREE;
+		if (!atomic_compare_exchange_strong(&ch->state, &expect, CM_CHAN_CLAIMED))
+			continue;
+		atomic_store(&ch->owner, (int32_t)getpid());
+		ch->server = server;
+		atomic_store(&ch->server_epoch, 0);
+		atomic_store(&ch->client_epoch, 0);
+		atomic_store(&ch->done_seq, 0);
+		atomic_store(&ch->requests, 0);
+		cm_ring_init(cm_chan_req(ch), version, CM_CHAN_REC_SIZE, CM_CHAN_DEPTH, false,
+			     &l->svcs[server].doorbell);
+		cm_ring_init(cm_chan_resp(ch), version, CM_CHAN_REC_SIZE, CM_CHAN_DEPTH, false,
+			     NULL);
+		atomic_store(&ch->state, CM_CHAN_OPEN);
+		cc->arena = a;
+		cc->ch = ch;
+		cc->req = cm_chan_req(ch);
+		cc->resp = cm_chan_resp(ch);
+		cc->doorbell = &l->svcs[server].doorbell;
+		cc->version = version;
+		cc->next_seq = 1;
+		*ret = cc;
+		cm_event_signal(cc->doorbell);
+		return 0;
+	}
+	free(cc);
+	return -EBUSY;
+}
+
+cm_chan_client *cm_chan_close(cm_chan_client *cc)
+{
+	if (!cc)
+		return NULL;
+	atomic_store(&cc->ch->owner, 0);
+	atomic_store(&cc->ch->state, CM_CHAN_FREE);
+	free(cc);
+	return NULL;
+}
+
+uint32_t cm_chan_inflight(const cm_chan_client *cc)
+{
+	return cc->count;
+}
+
+uint64_t cm_chan_resubmitted(const cm_chan_client *cc)
+{
+	return cc->resubmitted;
+}
+
+static uint8_t *cm_chan_slot(cm_chan_client *cc, uint32_t k, uint8_t **done)
+{
+	uint32_t i = (cc->first + k) % CM_CHAN_DEPTH;
+
+	*done = &cc->done[i];
+	return cc->recs[i];
+}
+
+/* Files one response against the in-flight FIFO: duplicates of answered
+ * requests are dropped, anything else out of order is a protocol error. */
+static int cm_chan_file_response(cm_chan_client *cc, const uint8_t *rec)
+{
+	const cm_rec_hdr *h = (const cm_rec_hdr *)rec;
+	uint8_t *done;
+
+	for (uint32_t k = 0; k < cc->count; k++) {
+		uint8_t *slot = cm_chan_slot(cc, k, &done);
+		uint64_t seq = ((cm_rec_hdr *)slot)->seq;
+		if (*done && seq == h->seq)
+			return 0;
+		if (*done)
+			continue;
+		if (seq > h->seq)
+			return 0;
+		if (seq < h->seq)
+			return -EPROTO;
+		memcpy(slot, rec, CM_CHAN_REC_SIZE);
+		*done = 1;
+		return 0;
+	}
+	return 0;
+}
+
+/* The service restarted: take what it answered, resend the rest, in order. */
+static int cm_chan_resync(cm_chan_client *cc, uint32_t epoch)
+{
+	uint8_t rec[CM_CHAN_REC_SIZE], *done;
+	int r;
+
+	while (cm_ring_peek(cc->resp, rec) == 0) {
+		cm_ring_consume(cc->resp);
+		r = cm_chan_file_response(cc, rec);
+		if (r < 0)
+			return r;
+	}
+	cm_ring_reset(cc->req);
+	for (uint32_t k = 0; k < cc->count; k++) {
+		uint8_t *slot = cm_chan_slot(cc, k, &done);
+		if (*done)
+			continue;
+		r = cm_ring_try_push(cc->req, slot);
+		if (r < 0)
+			return r;
+		cc->resubmitted++;
+	}
+	cc->seen_epoch = epoch;
+	atomic_store(&cc->ch->client_epoch, epoch);
+	cm_event_signal(cc->doorbell);
+	return 0;
+}
+
+static int cm_chan_check_epoch(cm_chan_client *cc)
+{
+	uint32_t epoch = atomic_load(&cc->ch->server_epoch);
+
+	return epoch == cc->seen_epoch ? 0 : cm_chan_resync(cc, epoch);
+}
+
+int cm_chan_submit(cm_chan_client *cc, void *rec)
+{
+	cm_rec_hdr *h = rec;
+	uint8_t *done;
+	int r;
+
+	if (cc->count == CM_CHAN_DEPTH)
+		return -EAGAIN;
+	r = cm_chan_check_epoch(cc);
+	if (r < 0)
+		return r;
+	h->version = cc->version;
+	h->seq = cc->next_seq;
+	r = cm_ring_try_push(cc->req, rec);
+	if (r < 0)
+		return r;
+	cc->next_seq++;
+	memcpy(cm_chan_slot(cc, cc->count, &done), rec, CM_CHAN_REC_SIZE);
+	*done = 0;
+	cc->count++;
+	return 0;
+}
+
+int cm_chan_reap(cm_chan_client *cc, void *resp, int timeout_ms)
+{
+	uint64_t deadline = timeout_ms < 0 ? UINT64_MAX
+					   : cm_now_ns() + (uint64_t)timeout_ms * 1000000ULL;
+	uint64_t spin_end = cm_now_ns() + CM_RING_SPIN_NS;
+	cm_event *ev = cm_ring_not_empty(cc->resp);
+	uint8_t rec[CM_CHAN_REC_SIZE], *done, *slot;
+	int r;
+
+	if (cc->count == 0)
+		return -EINVAL;
+	for (;;) {
+		slot = cm_chan_slot(cc, 0, &done);
+		if (*done) {
+			memcpy(resp, slot, CM_CHAN_REC_SIZE);
+			cc->first = (cc->first + 1) % CM_CHAN_DEPTH;
+			cc->count--;
+			return 0;
+		}
+		r = cm_chan_check_epoch(cc);
+		if (r < 0)
+			return r;
+		if (cm_ring_peek(cc->resp, rec) == 0) {
+			cm_ring_consume(cc->resp);
+			r = cm_chan_file_response(cc, rec);
+			if (r < 0)
+				return r;
+			continue;
+		}
+		uint64_t now = cm_now_ns();
+		if (now >= deadline)
+			return -ETIMEDOUT;
+		if (now < spin_end) {
+			cm_cpu_relax();
+			continue;
+		}
+		uint32_t seq = cm_event_prepare(ev);
+		if (!cm_ring_empty(cc->resp) ||
+		    atomic_load(&cc->ch->server_epoch) != cc->seen_epoch) {
+			cm_event_cancel(ev);
+			continue;
+		}
+		(void)cm_event_wait(ev, seq, 50);
+	}
+}
+
+int cm_chan_call(cm_chan_client *cc, void *rec, void *resp, int timeout_ms)
+{
+	int r = cm_chan_submit(cc, rec);
+
+	return r < 0 ? r : cm_chan_reap(cc, resp, timeout_ms);
+}
+
+void cm_chan_server_init(cm_chan_server *s, cm_arena *a, uint32_t slot)
+{
+	memset(s, 0, sizeof(*s));
+	s->arena = a;
+	s->layout = cm_layout_get(a);
+	s->slot = slot;
+}
+
+static void cm_chan_adopt(cm_chan_server *s, cm_chan *ch, uint32_t i)
+{
+	uint32_t epoch = atomic_load(&ch->server_epoch) + 1;
+
+	if (epoch == 0)
+		epoch = 1;
+	s->adopted[i] = epoch;
+	atomic_store(&ch->server_epoch, epoch);
+	cm_event_signal(cm_ring_not_empty(cm_chan_resp(ch)));
+}
+
+/* Serves one channel's queued requests, oldest first. */
+static int cm_chan_serve(cm_chan *ch, uint32_t budget, cm_chan_exec *exec, void *ctx)
+{
+	_Alignas(8) uint8_t req[CM_CHAN_REC_SIZE], resp[CM_CHAN_REC_SIZE];
+	cm_ring *in = cm_chan_req(ch), *out = cm_chan_resp(ch);
+	int served = 0;
+
+	while ((uint32_t)served < budget && cm_ring_peek(in, req) == 0) {
+		const cm_rec_hdr *rh = (const cm_rec_hdr *)req;
+		cm_rec_hdr *sh = (cm_rec_hdr *)resp;
+		uint64_t done = atomic_load(&ch->done_seq);
+
+		memcpy(resp, req, sizeof(resp));
+		if (rh->seq == done) {
+			sh->status = (int32_t)atomic_load(&ch->done_status);
+		} else if (rh->seq < done) {
+			sh->status = -EPROTO;
+		} else {
+			sh->status = exec(ctx, req, resp);
+			atomic_store(&ch->done_status, sh->status);
+			atomic_store(&ch->done_seq, rh->seq);
+			atomic_fetch_add_explicit(&ch->requests, 1, memory_order_relaxed);
+		}
+		if (cm_ring_try_push(out, resp) < 0)
+			break; /* a client that does not reap: serve it later */
+		cm_ring_consume(in);
+		served++;
+	}
+	return served;
+}
+
+int cm_chan_server_poll(cm_chan_server *s, uint32_t budget, cm_chan_exec *exec, void *ctx)
+{
+	int served = 0;
+
+	for (uint32_t i = 0; i < s->layout->nchans; i++) {
+		cm_chan *ch = cm_chan_at(s->layout, s->arena, i);
+		if (atomic_load(&ch->state) != CM_CHAN_OPEN || ch->server != s->slot) {
+			s->adopted[i] = 0;
+			continue;
+		}
+		if (atomic_load(&ch->server_epoch) != s->adopted[i]) {
+			cm_chan_adopt(s, ch, i);
+			continue;
+		}
+		if (atomic_load(&ch->client_epoch) != s->adopted[i])
+			continue;
+		served += cm_chan_serve(ch, budget, exec, ctx);
+	}
+	return served;
+}
+
+uint32_t cm_chan_server_arm(cm_chan_server *s)
+{
+	return atomic_load(&s->layout->svcs[s->slot].doorbell.seq);
+}
+
+void cm_chan_server_wait(cm_chan_server *s, uint32_t armed, int timeout_ms)
+{
+	cm_event *bell = &s->layout->svcs[s->slot].doorbell;
+	uint64_t spin_end = cm_now_ns() + CM_RING_SPIN_NS;
+
+	while (cm_now_ns() < spin_end) {
+		if (atomic_load(&bell->seq) != armed)
+			return;
+		cm_cpu_relax();
+	}
+	(void)cm_event_prepare(bell);
+	(void)cm_event_wait(bell, armed, timeout_ms);
+}
+
+void cm_chan_release_owner(cm_layout *l, cm_arena *a, int32_t pid)
+{
+	for (uint32_t i = 0; i < l->nchans; i++) {
+		cm_chan *ch = cm_chan_at(l, a, i);
+		if (atomic_load(&ch->state) != CM_CHAN_FREE && atomic_load(&ch->owner) == pid) {
+			atomic_store(&ch->owner, 0);
+			atomic_store(&ch->state, CM_CHAN_FREE);
+		}
+	}
+}

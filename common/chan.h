@@ -1,0 +1,101 @@
+/* chan.h - request/response channels between a client and a service.
+ *
+ * A channel is a pair of single-producer rings in the arena: requests from
+ * one client thread to one service, responses back. Every record starts with
+ * cm_rec_hdr; the channel numbers requests 1, 2, 3... and the service
+ * answers them in order.
+ *
+ * Surviving a service restart (the resubmission protocol):
+ *  - Each service instance adopts every open channel it serves by bumping
+ *    server_epoch, then serves the channel only once the client has set
+ *    client_epoch to match.
+ *  - A client that sees server_epoch change drains the published responses,
+ *    empties the request ring (nobody consumes it meanwhile), resubmits every
+ *    request that has no response, in order, then sets client_epoch.
+ *  - The service executes a request, then records done_seq/done_status, then
+ *    publishes the response, then consumes the request. A request the dead
+ *    instance executed but did not answer comes back with seq == done_seq and
+ *    is answered from done_status, not executed twice; one it died executing
+ *    is executed again (block I/O is idempotent).
+ *
+ * A cm_chan_client is private to the client process and used by one thread
+ * at a time.
+ */
+#ifndef CM_CHAN_H
+#define CM_CHAN_H
+
+#include <stdatomic.h>
+#include <stdint.h>
+
+#include "arena.h"
+#include "layout.h"
+#include "ring.h"
+
+typedef struct cm_rec_hdr {
+	uint16_t version; /* the service's record layout version */
+	uint16_t op;      /* the service's operation code */
+	int32_t status;   /* responses: 0 or -errno */
+	uint64_t seq;     /* set by cm_chan_submit() */
+} cm_rec_hdr;
+
+enum cm_chan_state {
+	CM_CHAN_FREE = 0,
+	CM_CHAN_CLAIMED = 1, /* a client is setting it up */
+	CM_CHAN_OPEN = 2,
+};
+
+typedef struct cm_chan {
+	_Atomic uint32_t state;        /* [atomic] enum cm_chan_state */
+	_Atomic int32_t owner;         /* [client] pid of the client */
+	uint32_t server;               /* [client, before OPEN] serving slot */
+	_Atomic uint32_t server_epoch; /* [server] set when an instance adopts it */
+	_Atomic uint32_t client_epoch; /* [client] server_epoch it resubmitted for */
+	_Atomic uint64_t done_seq;     /* [server] last request executed */
+	_Atomic int64_t done_status;   /* [server] its status */
+	_Atomic uint64_t requests;     /* [server] executed, for status */
+	int64_t req_rel, resp_rel;     /* [immutable] rings, relative to this struct */
+} cm_chan;
+
+typedef struct cm_chan_client cm_chan_client;
+
+/* Arena set-up: gives ch its two rings. */
+int cm_chan_carve(cm_arena *a, cm_chan *ch);
+cm_chan *cm_chan_at(cm_layout *l, cm_arena *a, uint32_t i);
+cm_ring *cm_chan_req(cm_chan *ch);
+cm_ring *cm_chan_resp(cm_chan *ch);
+
+/* Client: opens a free channel to service slot `server`; -EBUSY if none. */
+int cm_chan_open(cm_arena *a, uint32_t server, uint16_t version, cm_chan_client **ret);
+cm_chan_client *cm_chan_close(cm_chan_client *cc);
+/* Queues a request (rec is CM_CHAN_REC_SIZE bytes, its seq is set);
+ * -EAGAIN when CM_CHAN_DEPTH requests are already in flight. */
+int cm_chan_submit(cm_chan_client *cc, void *rec);
+/* The response to the oldest request in flight: 0, -ETIMEDOUT, -EPROTO. */
+int cm_chan_reap(cm_chan_client *cc, void *resp, int timeout_ms);
+/* Submit and reap one request. */
+int cm_chan_call(cm_chan_client *cc, void *rec, void *resp, int timeout_ms);
+uint32_t cm_chan_inflight(const cm_chan_client *cc);
+/* Resubmissions done after service restarts, for tests and status. */
+uint64_t cm_chan_resubmitted(const cm_chan_client *cc);
+
+/* Service side. Executes one request into resp (same layout); returns the
+ * status to record (0 or -errno). */
+typedef int cm_chan_exec(void *ctx, const void *req, void *resp);
+typedef struct cm_chan_server {
+	cm_arena *arena;
+	cm_layout *layout;
+	uint32_t slot;
+	uint32_t adopted[CM_MAX_CHANS]; /* epoch this instance set, 0 = not adopted */
+} cm_chan_server;
+
+void cm_chan_server_init(cm_chan_server *s, cm_arena *a, uint32_t slot);
+/* Serves up to `budget` requests per channel; returns how many it served. */
+int cm_chan_server_poll(cm_chan_server *s, uint32_t budget, cm_chan_exec *exec, void *ctx);
+/* The doorbell's sequence: take it before polling, then wait with it, so
+ * that a request published after the poll wakes the wait at once. */
+uint32_t cm_chan_server_arm(cm_chan_server *s);
+void cm_chan_server_wait(cm_chan_server *s, uint32_t armed, int timeout_ms);
+/* Supervisor: frees the channels of a client process that died. */
+void cm_chan_release_owner(cm_layout *l, cm_arena *a, int32_t pid);
+
+#endif

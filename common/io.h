@@ -1,0 +1,16 @@
+/* io.h - whole-buffer positional I/O: EINTR and short transfers are handled
+ * here once, so callers see either the full count or -errno. */
+#ifndef CM_IO_H
+#define CM_IO_H
+
+#include <stddef.h>
+#include <sys/types.h>
+
+/* 0 on success; -EIO if the file ends before len bytes (reads). */
+int cm_pread_full(int fd, void *buf, size_t len, off_t off);
+int cm_pwrite_full(int fd, const void *buf, size_t len, off_t off);
+int cm_write_full(int fd, const void *buf, size_t len);
+/* Reads a small text file into buf (NUL-terminated); bytes read or -errno. */
+ssize_t cm_read_file(const char *path, char *buf, size_t size);
+
+#endif

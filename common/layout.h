@@ -1,0 +1,64 @@
+/* layout.h - what an instance's arena holds, and where.
+ *
+ * The supervisor lays the arena out once (cm_layout_init); services find the
+ * layout through the arena header. It holds the lock set, one slot per
+ * service (pid, state, doorbell), the dead-owner mailbox, and the channels
+ * (request/response ring pairs, chan.h).
+ */
+#ifndef CM_LAYOUT_H
+#define CM_LAYOUT_H
+
+#include <stdatomic.h>
+#include <stdint.h>
+
+#include "arena.h"
+#include "futex.h"
+#include "lockset.h"
+
+#define CM_MAX_SVCS 8
+#define CM_SVC_NAME_MAX 32
+#define CM_MAX_CHANS 64
+#define CM_CHAN_REC_SIZE 128   /* bytes per channel record */
+#define CM_CHAN_DEPTH 128      /* records per channel ring */
+
+enum cm_svc_state {
+	CM_SVC_EMPTY = 0,
+	CM_SVC_STARTING = 1,  /* started, not ready yet */
+	CM_SVC_READY = 2,     /* set by the service itself */
+	CM_SVC_STOPPING = 3,
+	CM_SVC_EXITED = 4,    /* not running; restart policy decides */
+	CM_SVC_FAILED = 5,    /* gave up restarting it */
+};
+
+typedef struct cm_svc_slot {
+	char name[CM_SVC_NAME_MAX]; /* [immutable] */
+	_Atomic int32_t pid;        /* [supervisor] 0 when not running */
+	_Atomic uint32_t state;     /* [supervisor; the service sets READY] */
+	cm_event doorbell;          /* wakes the service: work on one of its channels */
+} cm_svc_slot;
+
+/* Dead lock owners found by any process, for the supervisor to act on. */
+typedef struct cm_dead_box {
+	_Atomic uint32_t reports;          /* [atomic] how many so far */
+	_Atomic int32_t pid;               /* [racy read ok: diagnostics] last dead owner */
+	char lock[CM_LOCK_NAME_MAX];       /* [racy read ok: diagnostics] its lock */
+} cm_dead_box;
+
+typedef struct cm_layout {
+	cm_lockset locks;
+	cm_svc_slot svcs[CM_MAX_SVCS];     /* name set by the supervisor before exec */
+	cm_dead_box dead;
+	uint32_t nchans;                   /* [immutable] */
+	cm_off chans;                      /* [immutable] cm_chan[nchans] */
+} cm_layout;
+
+/* Supervisor: lays out a new arena. */
+int cm_layout_init(cm_arena *a, enum cm_locking_mode mode);
+/* NULL if the arena has no layout. */
+cm_layout *cm_layout_get(cm_arena *a);
+/* Slot index of the named service, or -ENOENT. */
+int cm_layout_find_svc(cm_layout *l, const char *name);
+/* Makes dead lock owners found in this process go to the arena's mailbox. */
+void cm_layout_report_dead_owners(cm_layout *l);
+
+#endif

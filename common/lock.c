@@ -1,0 +1,174 @@
+/* lock.c - robust ranked mutexes and the per-thread lock-order checker.
+ *
+ * The lockdep stack is thread-local: it records the locks this thread holds
+ * in acquisition order. Out-of-order release is allowed (ranks constrain
+ * acquisition only). The owner pid is written after acquisition and cleared
+ * before release; the supervisor reads it to find locks held by a process
+ * that died (a racy read is fine: a miss is caught by EOWNERDEAD later).
+ */
+#include "lock.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "futex.h"
+#include "log.h"
+
+#define CM_LOCKDEP_DEPTH 16
+
+static cm_dead_owner_hook *cm_dead_hook;
+static void *cm_dead_hook_ctx;
+
+#ifdef CM_LOCKDEP
+static _Thread_local cm_mutex *cm_held[CM_LOCKDEP_DEPTH];
+static _Thread_local int cm_nheld;
+
+static void cm_lockdep_acquire(cm_mutex *m)
+{
+	for (int i = 0; i < cm_nheld; i++) {
+		if (cm_held[i]->rank >= m->rank) {
+			fprintf(stderr,
+				"lock order violation: taking %s (rank %u) while holding %s (rank %u)\n",
+				m->name, m->rank, cm_held[i]->name, cm_held[i]->rank);
+			abort();
+		}
+	}
+}
+
+static void cm_lockdep_push(cm_mutex *m)
+{
+	if (cm_nheld == CM_LOCKDEP_DEPTH) {
+		fprintf(stderr, "lockdep: more than %d locks held taking %s\n",
+			CM_LOCKDEP_DEPTH, m->name);
+		abort();
+	}
+	cm_held[cm_nheld++] = m;
+}
+
+static void cm_lockdep_release(cm_mutex *m)
+{
+	for (int i = cm_nheld - 1; i >= 0; i--) {
+		if (cm_held[i] == m) {
+			memmove(&cm_held[i], &cm_held[i + 1],
+				(size_t)(cm_nheld - i - 1) * sizeof(cm_held[0]));
+			cm_nheld--;
+			return;
+		}
+	}
+	fprintf(stderr, "lockdep: releasing %s, which this thread does not hold\n", m->name);
+	abort();
+}
+
+void cm_mutex_assert_held(cm_mutex *m)
+{
+	for (int i = 0; i < cm_nheld; i++)
+		if (cm_held[i] == m)
+			return;
+	fprintf(stderr, "lockdep: %s must be held here\n", m->name);
+	abort();
+}
+#else
+static void cm_lockdep_acquire(cm_mutex *m) { (void)m; }
+static void cm_lockdep_push(cm_mutex *m) { (void)m; }
+static void cm_lockdep_release(cm_mutex *m) { (void)m; }
+
+void cm_mutex_assert_held(cm_mutex *m)
+{
+	if (atomic_load(&m->owner) != getpid())
+		abort();
+}
+#endif
+
+void cm_lock_set_dead_owner_hook(cm_dead_owner_hook *hook, void *ctx)
+{
+	cm_dead_hook = hook;
+	cm_dead_hook_ctx = ctx;
+}
+
+int cm_mutex_init(cm_mutex *m, uint32_t rank, const char *name)
+{
+	pthread_mutexattr_t attr;
+	int r;
+
+	memset(m, 0, sizeof(*m));
+	m->rank = rank;
+	snprintf(m->name, sizeof(m->name), "%s", name);
+	r = pthread_mutexattr_init(&attr);
+	if (r)
+		return -r;
+	r = pthread_mutexattr_setpshared(&attr, PTHREAD_PROCESS_SHARED);
+	if (!r)
+		r = pthread_mutexattr_setrobust(&attr, PTHREAD_MUTEX_ROBUST);
+	if (!r)
+		r = pthread_mutex_init(&m->mtx, &attr);
+	pthread_mutexattr_destroy(&attr);
+	return -r;
+}
+
+/* We own m's pthread mutex after EOWNERDEAD, or after a clean acquisition
+ * of a lock already poisoned: settle it and give it back. */
+static int cm_mutex_dead_owner(cm_mutex *m, int pthread_r)
+{
+	int32_t dead = atomic_load(&m->owner);
+
+	if (pthread_r == EOWNERDEAD) {
+		atomic_store(&m->poisoned, 1);
+		cm_log(CM_LOG_WARN, "lock %s: owner pid %d died holding it; its state is lost",
+		       m->name, (int)dead);
+		if (cm_dead_hook)
+			cm_dead_hook(m, dead, cm_dead_hook_ctx);
+		pthread_mutex_consistent(&m->mtx);
+	}
+	pthread_mutex_unlock(&m->mtx);
+	return -EOWNERDEAD;
+}
+
+static int cm_mutex_acquired(cm_mutex *m, int pthread_r)
+{
+	if (pthread_r == EOWNERDEAD || atomic_load(&m->poisoned))
+		return cm_mutex_dead_owner(m, pthread_r);
+	atomic_store(&m->owner, (int32_t)getpid());
+	atomic_fetch_add_explicit(&m->acquisitions, 1, memory_order_relaxed);
+	cm_lockdep_push(m);
+	return 0;
+}
+
+int cm_mutex_lock(cm_mutex *m)
+{
+	uint64_t t0;
+	int r;
+
+	cm_lockdep_acquire(m);
+	r = pthread_mutex_trylock(&m->mtx);
+	if (r == EBUSY) {
+		t0 = cm_now_ns();
+		r = pthread_mutex_lock(&m->mtx);
+		atomic_fetch_add_explicit(&m->contended, 1, memory_order_relaxed);
+		atomic_fetch_add_explicit(&m->wait_ns, cm_now_ns() - t0, memory_order_relaxed);
+	}
+	if (r && r != EOWNERDEAD)
+		return -r;
+	return cm_mutex_acquired(m, r);
+}
+
+int cm_mutex_trylock(cm_mutex *m)
+{
+	int r;
+
+	/* No order check: a trylock cannot deadlock, which is why the kernel
+	 * (and ext3d) uses one to take bh_state while holding j_list_lock. */
+	r = pthread_mutex_trylock(&m->mtx);
+	if (r && r != EOWNERDEAD)
+		return -r;
+	return cm_mutex_acquired(m, r);
+}
+
+void cm_mutex_unlock(cm_mutex *m)
+{
+	cm_lockdep_release(m);
+	atomic_store(&m->owner, 0);
+	pthread_mutex_unlock(&m->mtx);
+}

@@ -1,0 +1,166 @@
+/* ring.c - the arena ring; see ring.h for the protocol and why it survives
+ * the death of either end. Memory order: a record's bytes are written before
+ * the release store of head and read after the acquire load of it; a slot is
+ * reused only after the acquire load of a tail that passed it. */
+#include "ring.h"
+
+#include <errno.h>
+#include <string.h>
+
+#include "lockset.h"
+
+uint64_t cm_ring_bytes(uint32_t rec_size, uint32_t capacity)
+{
+	return sizeof(cm_ring) + (uint64_t)rec_size * capacity;
+}
+
+int cm_ring_init(cm_ring *r, uint32_t version, uint32_t rec_size, uint32_t capacity,
+		 bool multi_producer, cm_event *not_empty)
+{
+	if (rec_size == 0 || rec_size % 8 || capacity == 0 || (capacity & (capacity - 1)))
+		return -EINVAL;
+	r->version = version;
+	r->rec_size = rec_size;
+	r->capacity = capacity;
+	r->multi_producer = multi_producer;
+	cm_event_init(&r->not_full);
+	cm_event_init(&r->own_not_empty);
+	if (!not_empty)
+		not_empty = &r->own_not_empty;
+	r->not_empty_rel = (int64_t)((uint8_t *)not_empty - (uint8_t *)r);
+	atomic_init(&r->head, 0);
+	atomic_init(&r->tail, 0);
+	r->magic = CM_RING_MAGIC;
+	if (multi_producer)
+		return cm_mutex_init(&r->prod_lock, CM_RANK_RING_PRODUCER, "ring_producer");
+	return 0;
+}
+
+int cm_ring_check(const cm_ring *r, uint32_t version, uint32_t rec_size)
+{
+	if (r->magic != CM_RING_MAGIC || r->version != version || r->rec_size != rec_size)
+		return -EPROTO;
+	return 0;
+}
+
+void cm_ring_reset(cm_ring *r)
+{
+	atomic_store(&r->tail, atomic_load(&r->head));
+	cm_event_signal(&r->not_full);
+}
+
+cm_event *cm_ring_not_empty(cm_ring *r)
+{
+	return (cm_event *)((uint8_t *)r + r->not_empty_rel);
+}
+
+static void *cm_ring_slot(cm_ring *r, uint64_t n)
+{
+	return r->slots + (uint64_t)r->rec_size * (n & (r->capacity - 1));
+}
+
+static bool cm_ring_full(cm_ring *r)
+{
+	return atomic_load_explicit(&r->head, memory_order_relaxed) -
+		       atomic_load_explicit(&r->tail, memory_order_acquire) >= r->capacity;
+}
+
+int cm_ring_try_push(cm_ring *r, const void *rec)
+{
+	uint64_t head;
+	int ret = 0;
+
+	if (r->multi_producer) {
+		ret = cm_mutex_lock(&r->prod_lock);
+		if (ret < 0)
+			return ret;
+	}
+	head = atomic_load_explicit(&r->head, memory_order_relaxed);
+	if (head - atomic_load_explicit(&r->tail, memory_order_acquire) >= r->capacity) {
+		ret = -EAGAIN;
+	} else {
+		memcpy(cm_ring_slot(r, head), rec, r->rec_size);
+		atomic_store_explicit(&r->head, head + 1, memory_order_release);
+	}
+	if (r->multi_producer)
+		cm_mutex_unlock(&r->prod_lock);
+	if (ret == 0)
+		cm_event_signal(cm_ring_not_empty(r));
+	return ret;
+}
+
+int cm_ring_push(cm_ring *r, const void *rec, int timeout_ms)
+{
+	uint64_t deadline = timeout_ms < 0 ? UINT64_MAX
+					   : cm_now_ns() + (uint64_t)timeout_ms * 1000000ULL;
+	uint64_t spin_end = cm_now_ns() + CM_RING_SPIN_NS;
+
+	for (;;) {
+		int ret = cm_ring_try_push(r, rec);
+		if (ret != -EAGAIN)
+			return ret;
+		uint64_t now = cm_now_ns();
+		if (now >= deadline)
+			return -ETIMEDOUT;
+		if (now < spin_end) {
+			cm_cpu_relax();
+			continue;
+		}
+		uint32_t seq = cm_event_prepare(&r->not_full);
+		if (!cm_ring_full(r)) {
+			cm_event_cancel(&r->not_full);
+			continue;
+		}
+		(void)cm_event_wait(&r->not_full, seq, 10);
+	}
+}
+
+bool cm_ring_empty(cm_ring *r)
+{
+	return atomic_load_explicit(&r->head, memory_order_acquire) ==
+	       atomic_load_explicit(&r->tail, memory_order_relaxed);
+}
+
+int cm_ring_peek(cm_ring *r, void *rec)
+{
+	uint64_t tail = atomic_load_explicit(&r->tail, memory_order_relaxed);
+
+	if (atomic_load_explicit(&r->head, memory_order_acquire) == tail)
+		return -EAGAIN;
+	memcpy(rec, cm_ring_slot(r, tail), r->rec_size);
+	return 0;
+}
+
+void cm_ring_consume(cm_ring *r)
+{
+	atomic_fetch_add_explicit(&r->tail, 1, memory_order_release);
+	cm_event_signal(&r->not_full);
+}
+
+int cm_ring_pop(cm_ring *r, void *rec, int timeout_ms)
+{
+	uint64_t deadline = timeout_ms < 0 ? UINT64_MAX
+					   : cm_now_ns() + (uint64_t)timeout_ms * 1000000ULL;
+	uint64_t spin_end = cm_now_ns() + CM_RING_SPIN_NS;
+	cm_event *ev = cm_ring_not_empty(r);
+
+	for (;;) {
+		if (cm_ring_peek(r, rec) == 0) {
+			cm_ring_consume(r);
+			return 0;
+		}
+		uint64_t now = cm_now_ns();
+		if (now >= deadline)
+			return -ETIMEDOUT;
+		if (now < spin_end) {
+			cm_cpu_relax();
+			continue;
+		}
+		uint32_t seq = cm_event_prepare(ev);
+		if (!cm_ring_empty(r)) {
+			cm_event_cancel(ev);
+			continue;
+		}
+		(void)cm_event_wait(ev, seq, 10);
+	}
+}

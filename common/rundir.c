@@ -1,0 +1,69 @@
+/* rundir.c - instance names, run directories, control socket addresses. */
+#include "rundir.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+int cm_instance_name(const char *flag, char *buf, size_t len)
+{
+	const char *name = flag ? flag : getenv("EXT3D_INSTANCE");
+	size_t n;
+
+	if (!name)
+		name = "default";
+	n = strlen(name);
+	if (n == 0 || n > 64 || n >= len || strspn(name, "abcdefghijklmnopqrstuvwxyz"
+				       "ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._-") != n ||
+	    name[0] == '.')
+		return -EINVAL;
+	memcpy(buf, name, n + 1);
+	return 0;
+}
+
+int cm_rundir(const char *instance, char *buf, size_t len)
+{
+	const char *base = getenv("EXT3D_RUNDIR"), *xdg;
+	int n;
+
+	if (base && *base)
+		n = snprintf(buf, len, "%s/%s", base, instance);
+	else if (geteuid() == 0)
+		n = snprintf(buf, len, "/run/ext3d/%s", instance);
+	else if ((xdg = getenv("XDG_RUNTIME_DIR")) && *xdg)
+		n = snprintf(buf, len, "%s/ext3d/%s", xdg, instance);
+	else
+		n = snprintf(buf, len, "/tmp/ext3d-%d/%s", (int)geteuid(), instance);
+	return n < 0 || (size_t)n >= len ? -ENAMETOOLONG : 0;
+}
+
+int cm_control_url(const char *rundir, char *buf, size_t len)
+{
+	int n = snprintf(buf, len, "ipc://%s/control.ipc", rundir);
+
+	return n < 0 || (size_t)n >= len ? -ENAMETOOLONG : 0;
+}
+
+int cm_mkdir_p(const char *path, unsigned mode)
+{
+	char tmp[CM_PATH_MAX];
+	size_t n = strlen(path);
+
+	if (n == 0 || n >= sizeof(tmp))
+		return -ENAMETOOLONG;
+	memcpy(tmp, path, n + 1);
+	for (char *p = tmp + 1; *p; p++) {
+		if (*p != '/')
+			continue;
+		*p = '\0';
+		if (mkdir(tmp, mode) < 0 && errno != EEXIST)
+			return -errno;
+		*p = '/';
+	}
+	if (mkdir(tmp, mode) < 0 && errno != EEXIST)
+		return -errno;
+	return 0;
+}

@@ -1,0 +1,22 @@
+/* rundir.h - where an instance's files live, and its name.
+ *
+ * Instance name: the --instance flag, else $EXT3D_INSTANCE, else "default";
+ * letters, digits, '.', '_' and '-' only. Run directory: $EXT3D_RUNDIR/NAME
+ * if EXT3D_RUNDIR is set, else /run/ext3d/NAME as root, else
+ * $XDG_RUNTIME_DIR/ext3d/NAME. The control socket is control.ipc in it.
+ */
+#ifndef CM_RUNDIR_H
+#define CM_RUNDIR_H
+
+#include <stddef.h>
+
+#define CM_PATH_MAX 256
+
+/* -EINVAL for a name that is empty, too long or has other characters. */
+int cm_instance_name(const char *flag, char *buf, size_t len);
+int cm_rundir(const char *instance, char *buf, size_t len);
+int cm_control_url(const char *rundir, char *buf, size_t len);
+/* mkdir -p with the given mode for each created level. */
+int cm_mkdir_p(const char *path, unsigned mode);
+
+#endif

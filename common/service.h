@@ -1,0 +1,54 @@
+/* service.h - what every service process does the same way: take the arena
+ * descriptor and slot from the supervisor's flags, attach and check the
+ * arena, report dead lock owners to it, stop on SIGTERM, say it is ready.
+ *
+ * Flags every service accepts (add CM_SERVICE_OPTIONS to getopt_long's
+ * table and pass unknown options to cm_service_option()):
+ *   --arena-fd=N   the arena memfd, inherited from the supervisor
+ *   --slot=K       this service's slot in the arena
+ *   --test-forbidden-syscall   after ready, make a forbidden syscall (tests
+ *                  use it to see the seccomp filter kill the process)
+ */
+#ifndef CM_SERVICE_H
+#define CM_SERVICE_H
+
+#include <getopt.h>
+#include <stdbool.h>
+
+#include "arena.h"
+#include "layout.h"
+
+enum { CM_OPT_ARENA_FD = 0x1000, CM_OPT_SLOT, CM_OPT_TEST_FORBIDDEN };
+
+#define CM_SERVICE_OPTIONS                                                    \
+	{"arena-fd", required_argument, NULL, CM_OPT_ARENA_FD},               \
+	{"slot", required_argument, NULL, CM_OPT_SLOT},                       \
+	{"test-forbidden-syscall", no_argument, NULL, CM_OPT_TEST_FORBIDDEN}
+
+typedef struct cm_service {
+	const char *name;
+	int arena_fd;
+	int slot;
+	bool test_forbidden_syscall;
+	cm_arena *arena;
+	cm_layout *layout;
+} cm_service;
+
+void cm_service_init(cm_service *svc, const char *name);
+/* 1 if opt was one of CM_SERVICE_OPTIONS, 0 if not, -EINVAL if bad. */
+int cm_service_option(cm_service *svc, int opt, const char *arg);
+/* Attaches the arena, checks the slot names this service, installs the
+ * SIGTERM/SIGINT handler. Logs the reason on failure. */
+int cm_service_attach(cm_service *svc);
+/* Marks the slot READY (call after cm_sandbox_enter). */
+void cm_service_ready(cm_service *svc);
+/* True once SIGTERM or SIGINT arrived. */
+bool cm_service_stopping(void);
+void cm_service_fini(cm_service *svc);
+
+/* main() of a service that has no work of its own yet: parse the common
+ * flags, attach, confine with the base policy, report ready, wait for
+ * SIGTERM. Returns the exit status. */
+int cm_service_main_idle(int argc, char **argv, const char *name);
+
+#endif

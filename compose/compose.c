@@ -1,0 +1,128 @@
+/* compose.c - read a compose file: one service per line, in start order:
+ *
+ *   service NAME POLICY PROGRAM [ARG...]
+ *
+ * POLICY is alone, group or never. ${KEY} in any word expands to the value
+ * given with --set KEY=VALUE (an unknown key is an error); a word that
+ * expands to nothing is dropped. '#' starts a comment.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "internal.h"
+#include "log.h"
+
+const char *sv_policy_name(enum sv_policy p)
+{
+	return p == SV_RESTART_ALONE ? "alone" : p == SV_RESTART_GROUP ? "group" : "never";
+}
+
+static const char *sv_lookup(sv_super *sv, const char *key, size_t keylen)
+{
+	for (int i = 0; i < sv->cfg.nsets; i++) {
+		const char *s = sv->cfg.sets[i];
+		if (strncmp(s, key, keylen) == 0 && s[keylen] == '=')
+			return s + keylen + 1;
+	}
+	return NULL;
+}
+
+/* Expands ${KEY} in word; NULL on an unknown key or a result too long. */
+static char *sv_expand(sv_super *sv, const char *word, int lineno)
+{
+	char out[1024];
+	size_t n = 0;
+
+	for (const char *p = word; *p;) {
+		const char *val, *end;
+		if (p[0] != '$' || p[1] != '{') {
+			if (n + 1 >= sizeof(out))
+				return NULL;
+			out[n++] = *p++;
+			continue;
+		}
+		end = strchr(p, '}');
+		val = end ? sv_lookup(sv, p + 2, (size_t)(end - p - 2)) : NULL;
+		if (!val) {
+			cm_err("%s:%d: unknown variable in '%s' (give it with --set)",
+			       sv->cfg.compose, lineno, word);
+			return NULL;
+		}
+		if (n + strlen(val) >= sizeof(out))
+			return NULL;
+		memcpy(out + n, val, strlen(val));
+		n += strlen(val);
+		p = end + 1;
+	}
+	out[n] = '\0';
+	return strdup(out);
+}
+
+static int sv_parse_line(sv_super *sv, char *line, int lineno)
+{
+	char *save = NULL, *word, *name, *policy;
+	sv_service *s;
+	int argc = 0;
+
+	word = strtok_r(line, " \t\n", &save);
+	if (!word || word[0] == '#')
+		return 0;
+	name = strtok_r(NULL, " \t\n", &save);
+	policy = strtok_r(NULL, " \t\n", &save);
+	if (strcmp(word, "service") != 0 || !name || !policy)
+		return cm_log_errno(-EINVAL, "%s:%d: want 'service NAME POLICY PROGRAM [ARG...]'",
+				    sv->cfg.compose, lineno);
+	if (sv->nsvcs == CM_MAX_SVCS || strlen(name) >= CM_SVC_NAME_MAX)
+		return cm_log_errno(-EINVAL, "%s:%d: too many services or name too long",
+				    sv->cfg.compose, lineno);
+	s = &sv->svcs[sv->nsvcs];
+	snprintf(s->name, sizeof(s->name), "%s", name);
+	if (strcmp(policy, "alone") == 0)
+		s->policy = SV_RESTART_ALONE;
+	else if (strcmp(policy, "group") == 0)
+		s->policy = SV_RESTART_GROUP;
+	else if (strcmp(policy, "never") == 0)
+		s->policy = SV_RESTART_NEVER;
+	else
+		return cm_log_errno(-EINVAL, "%s:%d: policy '%s' is not alone, group or never",
+				    sv->cfg.compose, lineno, policy);
+	while ((word = strtok_r(NULL, " \t\n", &save))) {
+		char *arg;
+		if (word[0] == '#')
+			break;
+		arg = sv_expand(sv, word, lineno);
+		if (!arg)
+			return -EINVAL;
+		if (!*arg) {
+			free(arg);
+			continue;
+		}
+		if (argc == SV_MAX_ARGS)
+			return cm_log_errno(-E2BIG, "%s:%d: too many arguments", sv->cfg.compose,
+					    lineno);
+		s->argv[argc++] = arg;
+	}
+	if (argc == 0)
+		return cm_log_errno(-EINVAL, "%s:%d: no program", sv->cfg.compose, lineno);
+	s->last_status = -1;
+	sv->nsvcs++;
+	return 0;
+}
+
+int sv_compose_load(sv_super *sv)
+{
+	char line[2048];
+	int lineno = 0, r = 0;
+	FILE *f = fopen(sv->cfg.compose, "re");
+
+	if (!f)
+		return cm_log_errno(-errno, "compose file %s: %m", sv->cfg.compose);
+	while (r == 0 && fgets(line, sizeof(line), f))
+		r = sv_parse_line(sv, line, ++lineno);
+	fclose(f);
+	if (r == 0 && sv->nsvcs == 0)
+		r = cm_log_errno(-EINVAL, "%s names no service", sv->cfg.compose);
+	return r;
+}

@@ -1,0 +1,99 @@
+/* main.c - ext3d-supervisor: flags, claim the run directory, start the
+ * group, serve control requests, watch children until SIGTERM. */
+#include <errno.h>
+#include <getopt.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/signalfd.h>
+#include <unistd.h>
+
+#include "internal.h"
+#include "log.h"
+
+static const struct option sv_options[] = {
+	{"compose", required_argument, NULL, 'c'},
+	{"instance", required_argument, NULL, 'n'},
+	{"set", required_argument, NULL, 's'},
+	{"arena-size", required_argument, NULL, 'a'},
+	{"locking", required_argument, NULL, 'l'},
+	{0},
+};
+
+static int sv_parse(sv_super *sv, int argc, char **argv)
+{
+	const char *instance = NULL;
+	int opt;
+
+	sv->cfg.arena_size = 256ULL << 20;
+	sv->cfg.locking = CM_LOCKING_FINE;
+	while ((opt = getopt_long(argc, argv, "", sv_options, NULL)) != -1) {
+		if (opt == 'c')
+			sv->cfg.compose = optarg;
+		else if (opt == 'n')
+			instance = optarg;
+		else if (opt == 's' && sv->cfg.nsets < SV_MAX_SETS && strchr(optarg, '='))
+			sv->cfg.sets[sv->cfg.nsets++] = optarg;
+		else if (opt == 'a')
+			sv->cfg.arena_size = strtoull(optarg, NULL, 0) << 20;
+		else if (opt == 'l' && (!strcmp(optarg, "fine") || !strcmp(optarg, "big")))
+			sv->cfg.locking = !strcmp(optarg, "big") ? CM_LOCKING_BIG : CM_LOCKING_FINE;
+		else
+			return -EINVAL;
+	}
+	if (!sv->cfg.compose || sv->cfg.arena_size < (16ULL << 20))
+		return -EINVAL;
+	if (cm_instance_name(instance, sv->cfg.instance, sizeof(sv->cfg.instance)) < 0)
+		return cm_log_errno(-EINVAL, "bad instance name");
+	return cm_rundir(sv->cfg.instance, sv->cfg.rundir, sizeof(sv->cfg.rundir));
+}
+
+/* Watches children and the dead-owner mailbox until SIGTERM or SIGINT. */
+static void sv_run(sv_super *sv)
+{
+	struct pollfd pfd = {.fd = sv->sigfd, .events = POLLIN};
+	struct signalfd_siginfo si;
+
+	for (;;) {
+		int n = poll(&pfd, 1, 50);
+		if (n > 0 && read(sv->sigfd, &si, sizeof(si)) == sizeof(si) &&
+		    (si.ssi_signo == SIGTERM || si.ssi_signo == SIGINT))
+			return;
+		if (sv_group_reap(sv) < 0 || sv_group_check_dead_owners(sv) < 0)
+			cm_err("the group could not be restarted; status shows which service failed");
+	}
+}
+
+int main(int argc, char **argv)
+{
+	static sv_super sv = {.mtx = PTHREAD_MUTEX_INITIALIZER};
+	sigset_t mask;
+	int r;
+
+	cm_log_init("ext3d-supervisor");
+	if (sv_parse(&sv, argc, argv) < 0) {
+		cm_err("usage: ext3d-supervisor --compose FILE [--instance NAME] "
+		       "[--set KEY=VALUE]... [--arena-size MiB] [--locking fine|big]");
+		return EXIT_FAILURE;
+	}
+	sigemptyset(&mask);
+	sigaddset(&mask, SIGCHLD);
+	sigaddset(&mask, SIGTERM);
+	sigaddset(&mask, SIGINT);
+	sigprocmask(SIG_BLOCK, &mask, NULL);
+	sv.sigfd = signalfd(-1, &mask, SFD_CLOEXEC);
+	if (sv.sigfd < 0 || sv_compose_load(&sv) < 0 || sv_rundir_claim(&sv) < 0)
+		return EXIT_FAILURE;
+	r = sv_control_start(&sv);
+	if (r == 0)
+		r = sv_group_start(&sv);
+	if (r == 0)
+		sv_run(&sv);
+	cm_info("stopping instance %s", sv.cfg.instance);
+	sv_group_stop(&sv);
+	sv_control_stop(&sv);
+	sv_rundir_release(&sv);
+	cm_arena_free(sv.arena);
+	return r < 0 ? EXIT_FAILURE : EXIT_SUCCESS;
+}

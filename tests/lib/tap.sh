@@ -1,0 +1,34 @@
+# tap.sh - TAP helpers for the shell tests; source it, then call t_done last.
+# Paths: EXT3D_BUILD is the build directory (default: build/ beside tests/).
+T_TOP=$(cd "$(dirname "$0")/../.." && pwd)
+: "${EXT3D_BUILD:=$T_TOP/build}"
+t_n=0
+t_failed=0
+
+t_ok() { # t_ok STATUS MESSAGE: STATUS 0 passes
+	t_n=$((t_n + 1))
+	if [ "$1" -eq 0 ]; then echo "ok $t_n - $2"; else
+		echo "not ok $t_n - $2"; t_failed=$((t_failed + 1)); fi
+}
+t_run() { # t_run MESSAGE CMD...: passes when CMD exits 0
+	msg=$1; shift
+	if "$@" >"$T_TMP/t_run.out" 2>&1; then t_ok 0 "$msg"; else
+		t_ok 1 "$msg"; sed 's/^/# /' "$T_TMP/t_run.out"; fi
+}
+t_is() { # t_is GOT WANT MESSAGE
+	if [ "$1" = "$2" ]; then t_ok 0 "$3"; else
+		t_ok 1 "$3"; echo "# got '$1', want '$2'"; fi
+}
+t_diag() { echo "# $*"; }
+t_skip() { t_n=$((t_n + 1)); echo "ok $t_n - $2 # SKIP $1"; }
+t_skip_all() { echo "1..0 # SKIP $*"; exit 0; }
+t_done() {
+	echo "1..$t_n"
+	[ "$t_failed" -eq 0 ]
+}
+t_need_root() { [ "$(id -u)" -eq 0 ] || t_skip_all "needs root ($1)"; }
+
+T_TMP=$(mktemp -d "${TMPDIR:-/tmp}/ext3d-test.XXXXXX")
+t_cleanup_hooks=""
+t_at_exit() { t_cleanup_hooks="$1; $t_cleanup_hooks"; }
+trap 'eval "$t_cleanup_hooks"; rm -rf "$T_TMP"' EXIT
