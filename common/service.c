@@ -92,6 +92,8 @@ void cm_service_ready(cm_service *svc)
 	cm_info("ready (slot %d, arena generation %llu)", svc->slot,
 		(unsigned long long)svc->arena->hdr->generation);
 	if (svc->test_forbidden_syscall) {
+		/* Long enough for the supervisor to have seen READY first. */
+		usleep(300000);
 		cm_info("test: making a forbidden syscall (openat)");
 		(void)syscall(SYS_openat, AT_FDCWD, "/", O_RDONLY);
 		cm_err("the forbidden syscall returned: the sandbox is not in force");

@@ -239,7 +239,14 @@ static int sv_service_died(sv_super *sv, sv_service *s, int status)
 	cm_warn("%s (pid %d) %s %d", s->name, (int)scan.pid,
 		s->last_signal ? "killed by signal" : "exited with status",
 		s->last_signal ? s->last_signal : s->last_status);
-	if (sv->state == SV_STOPPING || s->policy == SV_RESTART_NEVER)
+	if (sv->state == SV_STOPPING)
+		return 0;
+	if (scan.held) {
+		/* Whatever its policy: the state behind the lock is lost. */
+		snprintf(why, sizeof(why), "%s died holding %s", s->name, scan.held);
+		return sv_group_restart(sv, why);
+	}
+	if (s->policy == SV_RESTART_NEVER)
 		return 0;
 	if (!sv_restart_allowed(s)) {
 		cm_err("%s restarted %d times in %d s: giving up on it", s->name,
@@ -248,10 +255,6 @@ static int sv_service_died(sv_super *sv, sv_service *s, int status)
 		s->state = CM_SVC_FAILED;
 		pthread_mutex_unlock(&sv->mtx);
 		return 0;
-	}
-	if (scan.held) {
-		snprintf(why, sizeof(why), "%s died holding %s", s->name, scan.held);
-		return sv_group_restart(sv, why);
 	}
 	if (s->policy == SV_RESTART_GROUP) {
 		snprintf(why, sizeof(why), "%s died", s->name);

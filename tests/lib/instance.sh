@@ -1,0 +1,50 @@
+# instance.sh - start, query and stop ext3d instances from shell tests.
+# Source after tap.sh. Instances live under $T_TMP/run and are stopped at
+# exit whatever happens.
+export EXT3D_RUNDIR=$T_TMP/run
+T_EXT3D=$EXT3D_BUILD/client/ext3d
+T_SUPERVISOR=$EXT3D_BUILD/compose/ext3d-supervisor
+
+# t_instance_start NAME COMPOSE [SUPERVISOR ARGS...]: 0 once ready.
+t_instance_start() {
+	name=$1 compose=$2; shift 2
+	"$T_SUPERVISOR" --compose "$compose" --instance "$name" --set "BUILD=$EXT3D_BUILD" \
+		"$@" </dev/null >>"$T_TMP/$name.log" 2>&1 &
+	eval "t_pid_$(echo "$name" | tr -c 'a-zA-Z0-9\n' _)=$!"
+	t_at_exit "t_instance_stop $name"
+	t_instance_wait_ready "$name" $!
+}
+
+# t_instance_wait_ready NAME [PID]: waits up to 20 s for state ready.
+t_instance_wait_ready() {
+	for _ in $(seq 200); do
+		t_status "$1" >/dev/null 2>&1 && [ "$(t_field "$1" supervisor.state)" = ready ] && return 0
+		[ -n "${2:-}" ] && ! kill -0 "$2" 2>/dev/null && break
+		sleep 0.1
+	done
+	echo "# instance $1 not ready; its log:"; sed 's/^/#   /' "$T_TMP/$1.log" | tail -20
+	return 1
+}
+
+t_instance_stop() {
+	"$T_EXT3D" --instance "$1" shutdown >/dev/null 2>&1 || true
+}
+
+t_status() { "$T_EXT3D" --instance "$1" status --json; }
+
+# t_field NAME PATH: a field of status --json, e.g. supervisor.pid,
+# services.blockdev-svc.restarts, generation, locks.j_list_lock.acquisitions.
+t_field() {
+	t_status "$1" | python3 -c '
+import json, sys
+v = json.load(sys.stdin)
+for k in sys.argv[1].split("."):
+    if isinstance(v, list):
+        v = next(x for x in v if x.get("name") == k)
+    else:
+        v = v[k]
+print(v)' "$2"
+}
+
+# t_svc_pid NAME SERVICE
+t_svc_pid() { t_field "$1" "services.$2.pid"; }
