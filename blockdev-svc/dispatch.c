@@ -26,6 +26,9 @@ static int bd_do_write(bd_svc *bd, const cm_bd_rec *rq, void *buf)
 
 	if (rq->flags & ~CM_BD_FUA)
 		return -EINVAL;
+	/* Before the log: a write that failed never reached the device. */
+	if (bd_device_fault_hits(&bd->dev))
+		return -EIO;
 	r = bd_wlog_write(&bd->wlog, rq->sector, rq->nsect, rq->flags, buf);
 	if (r == 0)
 		r = bd_device_write(&bd->dev, rq->sector, rq->nsect, buf, fua);

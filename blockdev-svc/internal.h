@@ -17,7 +17,8 @@
 #include "bdrec.h"
 
 /* --fault=ioerr:transient:N fails the Nth write once; persistent fails the
- * Nth and every later write. Both with EIO, as a failing disk would. */
+ * Nth and every later write. Both with EIO, as a failing disk would. The
+ * count is the process's: a restarted blockdev-svc starts it again. */
 enum bd_fault_kind { BD_FAULT_NONE, BD_FAULT_TRANSIENT, BD_FAULT_PERSISTENT };
 
 typedef struct bd_device {
@@ -30,6 +31,8 @@ typedef struct bd_device {
 
 int bd_device_open(bd_device *d, const char *path);
 int bd_device_parse_fault(bd_device *d, const char *spec);
+/* Counts a write; true if the injected fault fails it. */
+bool bd_device_fault_hits(bd_device *d);
 int bd_device_read(bd_device *d, uint64_t sector, uint32_t nsect, void *buf);
 int bd_device_write(bd_device *d, uint64_t sector, uint32_t nsect, const void *buf, bool fua);
 int bd_device_flush(bd_device *d);

@@ -316,7 +316,7 @@ int cm_chan_server_poll(cm_chan_server *s, uint32_t budget, cm_chan_exec *exec, 
 			s->adopted[i] = 0;
 			continue;
 		}
-		if (atomic_load(&ch->server_epoch) != s->adopted[i]) {
+		if (!s->adopted[i] || atomic_load(&ch->server_epoch) != s->adopted[i]) {
 			cm_chan_adopt(s, ch, i);
 			continue;
 		}
