@@ -24,10 +24,12 @@ struct cm_chan_client {
 	uint8_t recs[CM_CHAN_DEPTH][CM_CHAN_REC_SIZE];
 };
 
+#define CM_CHAN_REQ_DEPTH (2 * CM_CHAN_DEPTH)
+
 int cm_chan_carve(cm_arena *a, cm_chan *ch)
 {
-	uint64_t bytes = cm_ring_bytes(CM_CHAN_REC_SIZE, CM_CHAN_DEPTH);
-	cm_off req = cm_arena_alloc(a, bytes, 64), resp = cm_arena_alloc(a, bytes, 64);
+	cm_off req = cm_arena_alloc(a, cm_ring_bytes(CM_CHAN_REC_SIZE, CM_CHAN_REQ_DEPTH), 64);
+	cm_off resp = cm_arena_alloc(a, cm_ring_bytes(CM_CHAN_REC_SIZE, CM_CHAN_DEPTH), 64);
 
 	if (!req || !resp)
 		return -ENOMEM;
@@ -72,7 +74,7 @@ int cm_chan_open(cm_arena *a, uint32_t server, uint16_t version, cm_chan_client 
 		atomic_store(&ch->client_epoch, 0);
 		atomic_store(&ch->done_seq, 0);
 		atomic_store(&ch->requests, 0);
-		cm_ring_init(cm_chan_req(ch), version, CM_CHAN_REC_SIZE, CM_CHAN_DEPTH, false,
+		cm_ring_init(cm_chan_req(ch), version, CM_CHAN_REC_SIZE, CM_CHAN_REQ_DEPTH, false,
 			     &l->svcs[server].doorbell);
 		cm_ring_init(cm_chan_resp(ch), version, CM_CHAN_REC_SIZE, CM_CHAN_DEPTH, false,
 			     NULL);
@@ -97,7 +99,8 @@ cm_chan_client *cm_chan_close(cm_chan_client *cc)
 	if (!cc)
 		return NULL;
 	atomic_store(&cc->ch->owner, 0);
-	atomic_store(&cc->ch->state, CM_CHAN_FREE);
+	atomic_store(&cc->ch->state, CM_CHAN_CLOSING);
+	cm_event_signal(cc->doorbell);
 	free(cc);
 	return NULL;
 }
@@ -289,13 +292,13 @@ static int cm_chan_serve(cm_chan *ch, uint32_t budget, cm_chan_exec *exec, void 
 
 		memcpy(resp, req, sizeof(resp));
 		if (rh->seq == done) {
-			sh->status = (int32_t)atomic_load(&ch->done_status);
+			memcpy(resp, ch->done_resp, sizeof(resp));
 		} else if (rh->seq < done) {
 			sh->status = -EPROTO;
 		} else {
 			sh->status = exec(ctx, req, resp);
-			atomic_store(&ch->done_status, sh->status);
-			atomic_store(&ch->done_seq, rh->seq);
+			memcpy(ch->done_resp, resp, sizeof(resp));
+			atomic_store_explicit(&ch->done_seq, rh->seq, memory_order_release);
 			atomic_fetch_add_explicit(&ch->requests, 1, memory_order_relaxed);
 		}
 		if (cm_ring_try_push(out, resp) < 0)
@@ -312,7 +315,10 @@ int cm_chan_server_poll(cm_chan_server *s, uint32_t budget, cm_chan_exec *exec, 
 
 	for (uint32_t i = 0; i < s->layout->nchans; i++) {
 		cm_chan *ch = cm_chan_at(s->layout, s->arena, i);
-		if (atomic_load(&ch->state) != CM_CHAN_OPEN || ch->server != s->slot) {
+		uint32_t state = atomic_load(&ch->state);
+		if (state == CM_CHAN_CLOSING && ch->server == s->slot)
+			atomic_store(&ch->state, CM_CHAN_FREE);
+		if (state != CM_CHAN_OPEN || ch->server != s->slot) {
 			s->adopted[i] = 0;
 			continue;
 		}
@@ -350,9 +356,22 @@ void cm_chan_release_owner(cm_layout *l, cm_arena *a, int32_t pid)
 {
 	for (uint32_t i = 0; i < l->nchans; i++) {
 		cm_chan *ch = cm_chan_at(l, a, i);
-		if (atomic_load(&ch->state) != CM_CHAN_FREE && atomic_load(&ch->owner) == pid) {
-			atomic_store(&ch->owner, 0);
+		uint32_t state = atomic_load(&ch->state);
+		if ((state != CM_CHAN_OPEN && state != CM_CHAN_CLAIMED) ||
+		    atomic_load(&ch->owner) != pid)
+			continue;
+		atomic_store(&ch->owner, 0);
+		atomic_store(&ch->state, CM_CHAN_CLOSING);
+		if (ch->server < CM_MAX_SVCS)
+			cm_event_signal(&l->svcs[ch->server].doorbell);
+	}
+}
+
+void cm_chan_server_gone(cm_layout *l, cm_arena *a, uint32_t server)
+{
+	for (uint32_t i = 0; i < l->nchans; i++) {
+		cm_chan *ch = cm_chan_at(l, a, i);
+		if (ch->server == server && atomic_load(&ch->state) == CM_CHAN_CLOSING)
 			atomic_store(&ch->state, CM_CHAN_FREE);
-		}
 	}
 }

@@ -12,11 +12,18 @@
  *  - A client that sees server_epoch change drains the published responses,
  *    empties the request ring (nobody consumes it meanwhile), resubmits every
  *    request that has no response, in order, then sets client_epoch.
- *  - The service executes a request, then records done_seq/done_status, then
- *    publishes the response, then consumes the request. A request the dead
- *    instance executed but did not answer comes back with seq == done_seq and
- *    is answered from done_status, not executed twice; one it died executing
- *    is executed again (block I/O is idempotent).
+ *  - The service executes a request, then keeps its response in done_resp
+ *    and records done_seq, then publishes the response, then consumes the
+ *    request. A request the dead instance executed but did not answer comes
+ *    back with seq == done_seq and is answered from done_resp, not executed
+ *    twice; one it died executing is executed again (block I/O is
+ *    idempotent).
+ *
+ * Closing: a client (or the supervisor, for a dead client) marks the
+ * channel CLOSING; the serving process frees it at its next poll, when it
+ * is surely not inside that channel, so a new client never inherits a
+ * request or response of the old one. With no server running, the
+ * supervisor frees it (cm_chan_server_gone).
  *
  * A cm_chan_client is private to the client process and used by one thread
  * at a time.
@@ -42,6 +49,7 @@ enum cm_chan_state {
 	CM_CHAN_FREE = 0,
 	CM_CHAN_CLAIMED = 1, /* a client is setting it up */
 	CM_CHAN_OPEN = 2,
+	CM_CHAN_CLOSING = 3, /* closed; its server frees it */
 };
 
 typedef struct cm_chan {
@@ -51,7 +59,7 @@ typedef struct cm_chan {
 	_Atomic uint32_t server_epoch; /* [server] set when an instance adopts it */
 	_Atomic uint32_t client_epoch; /* [client] server_epoch it resubmitted for */
 	_Atomic uint64_t done_seq;     /* [server] last request executed */
-	_Atomic int64_t done_status;   /* [server] its status */
+	uint8_t done_resp[CM_CHAN_REC_SIZE]; /* [server] its response; valid once done_seq names it */
 	_Atomic uint64_t requests;     /* [server] executed, for status */
 	int64_t req_rel, resp_rel;     /* [immutable] rings, relative to this struct */
 } cm_chan;
@@ -68,7 +76,9 @@ cm_ring *cm_chan_resp(cm_chan *ch);
 int cm_chan_open(cm_arena *a, uint32_t server, uint16_t version, cm_chan_client **ret);
 cm_chan_client *cm_chan_close(cm_chan_client *cc);
 /* Queues a request (rec is CM_CHAN_REC_SIZE bytes, its seq is set);
- * -EAGAIN when CM_CHAN_DEPTH requests are already in flight. */
+ * -EAGAIN when CM_CHAN_DEPTH requests are already in flight. The request
+ * ring holds twice that, since the service answers a request before it
+ * consumes it. */
 int cm_chan_submit(cm_chan_client *cc, void *rec);
 /* The response to the oldest request in flight: 0, -ETIMEDOUT, -EPROTO. */
 int cm_chan_reap(cm_chan_client *cc, void *resp, int timeout_ms);
@@ -95,7 +105,9 @@ int cm_chan_server_poll(cm_chan_server *s, uint32_t budget, cm_chan_exec *exec, 
  * that a request published after the poll wakes the wait at once. */
 uint32_t cm_chan_server_arm(cm_chan_server *s);
 void cm_chan_server_wait(cm_chan_server *s, uint32_t armed, int timeout_ms);
-/* Supervisor: frees the channels of a client process that died. */
+/* Supervisor: closes the channels of a client process that died. */
 void cm_chan_release_owner(cm_layout *l, cm_arena *a, int32_t pid);
+/* Supervisor: service slot `server` is not running: free its closing channels. */
+void cm_chan_server_gone(cm_layout *l, cm_arena *a, uint32_t server);
 
 #endif

@@ -38,7 +38,8 @@ int cm_ring_init(cm_ring *r, uint32_t version, uint32_t rec_size, uint32_t capac
 
 int cm_ring_check(const cm_ring *r, uint32_t version, uint32_t rec_size)
 {
-	if (r->magic != CM_RING_MAGIC || r->version != version || r->rec_size != rec_size)
+	if (r->magic != CM_RING_MAGIC || r->version != version || r->rec_size != rec_size ||
+	    r->capacity == 0 || (r->capacity & (r->capacity - 1)))
 		return -EPROTO;
 	return 0;
 }
@@ -54,9 +55,16 @@ cm_event *cm_ring_not_empty(cm_ring *r)
 	return (cm_event *)((uint8_t *)r + r->not_empty_rel);
 }
 
+static void *cm_ring_slot_geom(cm_ring *r, const cm_ring_geom *g, uint64_t n)
+{
+	return r->slots + (uint64_t)g->rec_size * (n & (g->capacity - 1));
+}
+
 static void *cm_ring_slot(cm_ring *r, uint64_t n)
 {
-	return r->slots + (uint64_t)r->rec_size * (n & (r->capacity - 1));
+	cm_ring_geom g = {r->rec_size, r->capacity};
+
+	return cm_ring_slot_geom(r, &g, n);
 }
 
 static bool cm_ring_full(cm_ring *r)
@@ -163,4 +171,26 @@ int cm_ring_pop(cm_ring *r, void *rec, int timeout_ms)
 		}
 		(void)cm_event_wait(ev, seq, 10);
 	}
+}
+
+int cm_ring_peek_untrusted(cm_ring *r, const cm_ring_geom *g, void *rec)
+{
+	uint64_t tail = atomic_load_explicit(&r->tail, memory_order_relaxed);
+
+	if (atomic_load_explicit(&r->head, memory_order_acquire) == tail)
+		return -EAGAIN;
+	memcpy(rec, cm_ring_slot_geom(r, g, tail), g->rec_size);
+	return 0;
+}
+
+int cm_ring_push_untrusted(cm_ring *r, const cm_ring_geom *g, const void *rec)
+{
+	uint64_t head = atomic_load_explicit(&r->head, memory_order_relaxed);
+
+	if (head - atomic_load_explicit(&r->tail, memory_order_acquire) >= g->capacity)
+		return -EAGAIN;
+	memcpy(cm_ring_slot_geom(r, g, head), rec, g->rec_size);
+	atomic_store_explicit(&r->head, head + 1, memory_order_release);
+	cm_event_signal(&r->own_not_empty);
+	return 0;
 }

@@ -69,4 +69,17 @@ int cm_ring_pop(cm_ring *r, void *rec, int timeout_ms);
 bool cm_ring_empty(cm_ring *r);
 cm_event *cm_ring_not_empty(cm_ring *r);
 
+/* Rings shared with an untrusted peer (a client's session segment): the
+ * caller supplies the geometry it set up, so nothing it acts on comes from
+ * the shared header; single producer; the ring's own events only. A peer
+ * that scribbles on head or tail can make the caller see garbage records
+ * (which it validates) or a full ring, never an access outside the ring. */
+typedef struct cm_ring_geom {
+	uint32_t rec_size;
+	uint32_t capacity;
+} cm_ring_geom;
+
+int cm_ring_peek_untrusted(cm_ring *r, const cm_ring_geom *g, void *rec);
+int cm_ring_push_untrusted(cm_ring *r, const cm_ring_geom *g, const void *rec);
+
 #endif

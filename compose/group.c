@@ -236,6 +236,7 @@ static int sv_service_died(sv_super *sv, sv_service *s, int status)
 	atomic_store(&l->svcs[slot].pid, 0);
 	atomic_store(&l->svcs[slot].state, CM_SVC_EXITED);
 	cm_chan_release_owner(l, sv->arena, scan.pid);
+	cm_chan_server_gone(l, sv->arena, (uint32_t)slot);
 	cm_warn("%s (pid %d) %s %d", s->name, (int)scan.pid,
 		s->last_signal ? "killed by signal" : "exited with status",
 		s->last_signal ? s->last_signal : s->last_status);
