@@ -2,8 +2,9 @@
  *
  * The supervisor lays the arena out once (cm_layout_init); services find the
  * layout through the arena header. It holds the lock set, one slot per
- * service (pid, state, doorbell), the dead-owner mailbox, and the channels
- * (request/response ring pairs, chan.h).
+ * service (pid, state, doorbell), the dead-owner mailbox, the channels
+ * (request/response ring pairs, chan.h) and the buffer cache (bcache.h),
+ * which the first service that reads the filesystem creates.
  */
 #ifndef CM_LAYOUT_H
 #define CM_LAYOUT_H
@@ -17,7 +18,7 @@
 
 #define CM_MAX_SVCS 8
 #define CM_SVC_NAME_MAX 32
-#define CM_MAX_CHANS 64
+#define CM_MAX_CHANS 256
 #define CM_CHAN_REC_SIZE 128   /* bytes per channel record */
 #define CM_CHAN_DEPTH 128      /* records per channel ring */
 
@@ -50,6 +51,7 @@ typedef struct cm_layout {
 	cm_dead_box dead;
 	uint32_t nchans;                   /* [immutable] */
 	cm_off chans;                      /* [immutable] cm_chan[nchans] */
+	_Atomic cm_off bcache;             /* [atomic] the buffer cache, 0 until made */
 } cm_layout;
 
 /* Supervisor: lays out a new arena. */

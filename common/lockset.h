@@ -25,6 +25,8 @@
  *                    (two groups are never locked together).
  *   counter          folding a fuzzy counter's slot deltas: a leaf, may be
  *                    taken under a group lock.
+ *   bcache           a buffer-cache hash stripe (bcache.c): a leaf, never two
+ *                    at once, never held across I/O or any wait.
  *   ring_producer    serialises producers of a multi-producer ring: a leaf,
  *                    never held while waiting.
  *
@@ -49,6 +51,7 @@ enum cm_lock_rank {
 	CM_RANK_J_REVOKE = 80,
 	CM_RANK_GROUP = 90,
 	CM_RANK_COUNTER = 100,
+	CM_RANK_BCACHE = 105,
 	CM_RANK_RING_PRODUCER = 110,
 };
 

@@ -3,8 +3,9 @@
  *   service NAME POLICY PROGRAM [ARG...]
  *
  * POLICY is alone, group or never. ${KEY} in any word expands to the value
- * given with --set KEY=VALUE (an unknown key is an error); a word that
- * expands to nothing is dropped. '#' starts a comment.
+ * given with --set KEY=VALUE, or to the supervisor's own ${INSTANCE} and
+ * ${RUNDIR} (an unknown key is an error); a word that expands to nothing is
+ * dropped. '#' starts a comment.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -21,6 +22,10 @@ const char *sv_policy_name(enum sv_policy p)
 
 static const char *sv_lookup(sv_super *sv, const char *key, size_t keylen)
 {
+	if (keylen == 8 && strncmp(key, "INSTANCE", 8) == 0)
+		return sv->cfg.instance;
+	if (keylen == 6 && strncmp(key, "RUNDIR", 6) == 0)
+		return sv->cfg.rundir;
 	for (int i = 0; i < sv->cfg.nsets; i++) {
 		const char *s = sv->cfg.sets[i];
 		if (strncmp(s, key, keylen) == 0 && s[keylen] == '=')

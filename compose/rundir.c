@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "internal.h"
@@ -34,7 +35,10 @@ int sv_rundir_claim(sv_super *sv)
 	char pidpath[CM_PATH_MAX + 32], sock[CM_PATH_MAX + 32], buf[32];
 	int r, fd;
 
-	r = cm_mkdir_p(sv->cfg.rundir, 0700);
+	/* Searchable by all: clients of any uid attach to session.sock. */
+	r = cm_mkdir_p(sv->cfg.rundir, 0755);
+	if (r == 0 && chmod(sv->cfg.rundir, 0755) < 0)
+		r = -errno;
 	if (r < 0)
 		return cm_log_errno(r, "run directory %s: %m", sv->cfg.rundir);
 	sv_rundir_path(sv, "supervisor.pid", pidpath, sizeof(pidpath));

@@ -1,0 +1,144 @@
+/* bcache.h - the buffer cache: filesystem blocks of one size, in the arena,
+ * shared by every service process (and every thread in them) at once.
+ *
+ * The supervisor creates the cache once (cm_bcache_create) and keeps its
+ * offset in the layout; each process attaches to it (cm_bcache_attach) and
+ * gets a private handle. Buffer heads are in the metadata zone, their data
+ * in the data zone, so blockdev-svc reads and writes a buffer directly: a
+ * request names the buffer's b_data. Block blocknr is the device's sectors
+ * [blocknr * (block_size / 512), +block_size / 512).
+ *
+ * A cm_bh pointer is valid in the process that got it, for as long as it
+ * holds the reference that came with it (cm_bcache_put drops it). Errors are
+ * -errno: -ENOMEM when every buffer is referenced, locked or dirty, -EOWNERDEAD
+ * when a process died holding a hash stripe (the cache is then lost; DESIGN,
+ * Recovery), -ESTALE when the arena was discarded while waiting, and the
+ * blockdev's error (-EIO, -ERANGE past the device end) for failed I/O.
+ */
+#ifndef CM_BCACHE_H
+#define CM_BCACHE_H
+
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "arena.h"
+#include "bdclient.h"
+#include "futex.h"
+#include "lockset.h"
+
+#define CM_BCACHE_DEFAULT_BYTES (64ULL << 20)
+#define CM_BCACHE_MIN_BLOCK 1024
+#define CM_BCACHE_MAX_BLOCK 65536
+
+/* b_state bits; the buffer state machine is described in bcache.c. */
+enum cm_bh_flag {
+	CM_BH_HASHED = 1u << 0,   /* on the hash chain of b_blocknr */
+	CM_BH_CLAIMED = 1u << 1,  /* on no chain, owned by one inserter */
+	CM_BH_UPTODATE = 1u << 2, /* data holds the block (or newer) */
+	CM_BH_DIRTY = 1u << 3,    /* data newer than the device: written before reuse */
+	CM_BH_LOCKED = 1u << 4,   /* one thread does I/O on it (lock_buffer) */
+};
+
+/* A buffer head. The journal attaches its journal head to a buffer it holds
+ * a reference on (as JBD does), so b_jh is 0 whenever b_count is 0. */
+typedef struct cm_bh {
+	_Atomic uint64_t b_blocknr; /* [stripe of the block while HASHED; the claimer
+				     * while CLAIMED] atomic only for racy scans */
+	_Atomic uint32_t b_state;   /* [atomic] enum cm_bh_flag */
+	_Atomic uint32_t b_count;   /* [atomic] references; 0 -> 1 only under the stripe */
+	_Atomic uint32_t b_clock;   /* [atomic] CLOCK referenced bit */
+	_Atomic int32_t b_error;    /* [LOCKED bit] result of the last I/O: 0 or -errno */
+	_Atomic int32_t b_owner;    /* [LOCKED bit] pid holding LOCKED, for status */
+	uint32_t b_next;            /* [stripe] next on the chain: index + 1, 0 ends */
+	uint32_t b_index;           /* [immutable] position in the buffer array */
+	uint32_t b_reserved;
+	cm_off b_data;              /* [immutable] block_size bytes in the data zone */
+	cm_off b_jh;                /* [journal_head lock of b_blocknr] 0: none */
+	cm_event b_wait;            /* signalled whenever LOCKED clears */
+} cm_bh;
+
+typedef struct cm_bcache cm_bcache;
+
+/* Snapshot of the counters, for status. reads and writes count device
+ * requests (failed ones too); errors the failed ones; waits the times a
+ * thread slept on another's LOCKED buffer. */
+typedef struct cm_bcache_stats {
+	uint64_t hits, misses, evictions, reads, writes, errors, waits;
+	uint32_t nbufs, block_size;
+} cm_bcache_stats;
+
+/* Supervisor: carves a cache of cache_bytes (0: CM_BCACHE_DEFAULT_BYTES) in
+ * blocks of block_size (a power of 2, 1024..65536) out of a; its offset goes
+ * to *ret_off. -EINVAL on bad sizes, -ENOMEM when the arena is too small
+ * (what was carved before the failure stays allocated). */
+int cm_bcache_create(cm_arena *a, uint64_t cache_bytes, uint32_t block_size, cm_off *ret_off);
+/* Any process: a private handle on the cache at off; -EPROTO if there is
+ * none there. */
+int cm_bcache_attach(cm_arena *a, cm_off off, cm_bcache **ret);
+/* Frees the handle (not the cache); accepts NULL; returns NULL. */
+cm_bcache *cm_bcache_detach(cm_bcache *c);
+
+/* The referenced buffer of blocknr, hashing a free or evicted one if the
+ * block is not cached (then it is !UPTODATE). -ENOMEM, -EOWNERDEAD. */
+int cm_bcache_getblk(cm_bcache *c, uint64_t blocknr, cm_bh **ret);
+/* cm_bcache_getblk, NULL on any error (use getblk to learn which). */
+cm_bh *cm_bcache_get(cm_bcache *c, uint64_t blocknr);
+/* Drops a reference; accepts NULL. */
+void cm_bcache_put(cm_bcache *c, cm_bh *bh);
+/* getblk, then reads the block unless UPTODATE. Concurrent readers of one
+ * block do one device read: the others wait for it and share its result.
+ * On error no reference is kept and the buffer stays !UPTODATE. This, write
+ * and sync wait on the blockdev ring or on a LOCKED buffer, so (DESIGN) the
+ * caller holds no arena lock; getblk, get and put never wait on either. */
+int cm_bcache_read(cm_bcache *c, cm_bdev *bd, uint64_t blocknr, cm_bh **ret);
+/* Writes bh home if DIRTY (clearing it; set again if the write fails).
+ * The caller holds a reference. */
+int cm_bcache_write(cm_bcache *c, cm_bdev *bd, cm_bh *bh);
+/* Writes every dirty buffer, waits for writes in flight, then flushes the
+ * device. Returns the first error; buffers that failed stay dirty. */
+int cm_bcache_sync(cm_bcache *c, cm_bdev *bd);
+
+void *cm_bh_data(cm_bcache *c, cm_bh *bh);
+/* Another reference to a buffer the caller already holds one on. */
+void cm_bh_hold(cm_bh *bh);
+/* For a block filled in memory rather than read (a new block). */
+void cm_bh_set_uptodate(cm_bh *bh);
+/* The caller holds a reference to an UPTODATE buffer. */
+void cm_bh_mark_dirty(cm_bh *bh);
+/* Forgets a modification: the buffer may be evicted without a write. */
+void cm_bh_clear_dirty(cm_bh *bh);
+/* lock_buffer/unlock_buffer: sets LOCKED, sleeping (holding no mutex) while
+ * another thread has it. The caller holds a reference. 0 or -ESTALE. */
+int cm_bh_lock(cm_bcache *c, cm_bh *bh);
+void cm_bh_unlock(cm_bcache *c, cm_bh *bh);
+
+static inline uint64_t cm_bh_blocknr(cm_bh *bh)
+{
+	return atomic_load_explicit(&bh->b_blocknr, memory_order_relaxed);
+}
+
+static inline bool cm_bh_test(cm_bh *bh, enum cm_bh_flag flag)
+{
+	return atomic_load(&bh->b_state) & flag;
+}
+
+/* The JBD locks of a buffer, striped by block number (lockset.h). */
+static inline cm_mutex *cm_bh_state_lock(cm_lockset *ls, uint64_t blocknr)
+{
+	return &ls->bh_state[blocknr % CM_BH_STRIPES];
+}
+
+static inline cm_mutex *cm_bh_jh_lock(cm_lockset *ls, uint64_t blocknr)
+{
+	return &ls->journal_head[blocknr % CM_BH_STRIPES];
+}
+
+/* The hash stripe covering blocknr, for lock statistics and tests. */
+cm_mutex *cm_bcache_stripe(cm_bcache *c, uint64_t blocknr);
+void cm_bcache_stats_read(cm_bcache *c, cm_bcache_stats *ret);
+/* Checks the hash chains and state invariants; meaningful only while no
+ * other thread uses the cache. For assert() in tests. */
+bool cm_bcache_check(cm_bcache *c);
+
+#endif

@@ -1,0 +1,99 @@
+/* fsproto.h - the records a client exchanges with inode-svc on the lanes of
+ * its session segment (segment.h), version CM_FS_VERSION.
+ *
+ * Requests name inodes by number (like 9P fids or FUSE node ids). Bulk data
+ * (file bytes, directory entries, symlink targets) travels in the lane's
+ * data buffer; the response says how many bytes are there. Every field is
+ * client-controlled and checked by inode-svc before use.
+ */
+#ifndef CM_FSPROTO_H
+#define CM_FSPROTO_H
+
+#include <stdint.h>
+
+#include "chan.h"
+
+#define CM_FS_VERSION 1
+#define CM_FS_NAME_MAX 255
+#define CM_FS_MAX_GROUPS 32
+
+enum cm_fs_op {
+	CM_FS_LOOKUP = 1,   /* ino = dir, name -> attr */
+	CM_FS_GETATTR = 2,  /* ino -> attr */
+	CM_FS_READDIR = 3,  /* ino = dir, offset = cookie, length = buffer -> entries */
+	CM_FS_READ = 4,     /* ino, offset, length -> bytes */
+	CM_FS_READLINK = 5, /* ino -> target bytes */
+	CM_FS_STATFS = 6,   /* -> statfs */
+	CM_FS_ACCESS = 7,   /* ino, mask (R_OK 4, W_OK 2, X_OK 1) in flags -> status */
+};
+
+#define CM_FS_READDIR_PLUS 0x1u /* readdir: each entry carries its attributes */
+
+/* The caller's credentials; inode-svc honours them only from a privileged
+ * peer (ext3d-fuse as root serving another user), else uses the peer's. */
+typedef struct cm_fs_creds {
+	uint32_t uid, gid;
+	uint32_t ngroups;
+	uint32_t groups[CM_FS_MAX_GROUPS];
+} cm_fs_creds;
+
+typedef struct cm_fs_attr {
+	uint64_t ino;
+	uint64_t size;
+	uint64_t blocks;       /* 512-byte units */
+	int64_t atime, mtime, ctime;
+	uint32_t mode;
+	uint32_t nlink;
+	uint32_t uid, gid;
+	uint32_t rdev;
+	uint32_t blksize;
+	uint32_t generation;
+	uint32_t reserved;
+} cm_fs_attr;
+
+typedef struct cm_fs_req {
+	cm_rec_hdr hdr;
+	uint64_t ino;
+	uint64_t offset;
+	uint32_t length;
+	uint32_t flags;
+	uint32_t use_creds;    /* 1: act as creds (privileged peers only) */
+	uint32_t namelen;
+	cm_fs_creds creds;
+	char name[CM_FS_NAME_MAX + 1];
+} cm_fs_req;
+
+typedef struct cm_fs_statfs {
+	uint64_t blocks, bfree, bavail;
+	uint64_t files, ffree;
+	uint32_t bsize, namemax;
+} cm_fs_statfs;
+
+typedef struct cm_fs_resp {
+	cm_rec_hdr hdr;        /* hdr.status: 0 or -errno */
+	cm_fs_attr attr;
+	cm_fs_statfs statfs;
+	uint64_t next;         /* readdir: cookie to continue from */
+	uint32_t length;       /* bytes placed in the lane's data buffer */
+	uint32_t count;        /* readdir: entries placed */
+	uint32_t eof;          /* readdir/read: nothing more after this */
+	uint32_t reserved;
+} cm_fs_resp;
+
+/* A readdir entry in the data buffer: this header, then namelen bytes of
+ * name, then padding to 8 bytes; cm_fs_attr follows the padding when the
+ * request had CM_FS_READDIR_PLUS. */
+typedef struct cm_fs_dirent {
+	uint64_t ino;
+	uint64_t next;         /* cookie of the entry after this one */
+	uint8_t type;          /* ext3 file type: 1 reg, 2 dir, 3 chr, 4 blk, 5 fifo, 6 sock, 7 lnk */
+	uint8_t namelen;
+	uint16_t reclen;       /* bytes to the next entry */
+	uint32_t reserved;
+} cm_fs_dirent;
+
+#define CM_FS_REC_SIZE 512
+_Static_assert(sizeof(cm_fs_req) <= CM_FS_REC_SIZE, "request fits a lane record");
+_Static_assert(sizeof(cm_fs_resp) <= CM_FS_REC_SIZE, "response fits a lane record");
+
+#endif

@@ -1,0 +1,599 @@
+/* test-bcache.c - the buffer cache against a real blockdev server: a forked
+ * child serves an image file of seeded random bytes the way blockdev-svc does,
+ * counting the requests it executes. Checks contents for three block sizes,
+ * hits, eviction under pressure from threads of one process and from several
+ * processes, one device read for concurrent readers of a block, pinning by
+ * references, the write path (dirty buffers stay, sync writes them home), I/O
+ * errors, a full cache, and a stripe lock whose owner died. Reports hit and
+ * miss counts and reads/s as TAP diagnostics. EXT3D_LONG=1 runs longer. */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "../../blockdev-svc/internal.h"
+#include "bcache.h"
+#include "bdclient.h"
+#include "chan.h"
+#include "t_arena.h"
+#include "tap.h"
+
+/* TSan cannot see locks another process takes, so it reports false races
+ * between two threads of one process ordered through a third: under it each
+ * reader process runs one thread (t_threads races threads in one process). */
+#if defined(__SANITIZE_THREAD__)
+#define T_PROC_THREADS 1
+#elif defined(__has_feature)
+#if __has_feature(thread_sanitizer)
+#define T_PROC_THREADS 1
+#endif
+#endif
+#ifndef T_PROC_THREADS
+#define T_PROC_THREADS 2
+#endif
+
+#define T_IMG_BYTES (8u << 20)
+#define T_BS 4096u
+#define T_NBLK (T_IMG_BYTES / T_BS)
+
+/* Shared with the children, in the arena. */
+struct t_shared {
+	_Atomic uint64_t reads, writes, flushes; /* executed by the server */
+	_Atomic uint32_t stop;                   /* the server exits */
+	_Atomic uint32_t go, done;               /* round barrier of t_one_read */
+};
+
+static cm_arena *t_a;
+static struct t_shared *t_sh;
+static uint8_t *t_img;          /* what the image holds */
+static char t_path[64] = "/tmp/test-bcache.XXXXXX";
+static bool t_long;
+static pid_t t_server_pid;
+
+static uint64_t t_rand(uint64_t *s)
+{
+	*s ^= *s << 13;
+	*s ^= *s >> 7;
+	*s ^= *s << 17;
+	return *s;
+}
+
+static int t_exec(void *ctx, const void *req, void *resp)
+{
+	const cm_bd_rec *rq = req;
+
+	if (rq->hdr.op == CM_BD_READ)
+		atomic_fetch_add(&t_sh->reads, 1);
+	else if (rq->hdr.op == CM_BD_WRITE)
+		atomic_fetch_add(&t_sh->writes, 1);
+	else if (rq->hdr.op == CM_BD_FLUSH)
+		atomic_fetch_add(&t_sh->flushes, 1);
+	return bd_exec(ctx, req, resp);
+}
+
+static int t_server(void *arg)
+{
+	bd_svc bd = {.arena = t_a, .wlog.fd = -1};
+	cm_chan_server s;
+
+	prctl(PR_SET_PDEATHSIG, SIGKILL);
+	if (bd_device_open(&bd.dev, t_path) < 0)
+		return 2;
+	cm_chan_server_init(&s, t_a, 0);
+	while (!atomic_load(&t_sh->stop)) {
+		uint32_t armed = cm_chan_server_arm(&s);
+		if (cm_chan_server_poll(&s, 32, t_exec, &bd) == 0)
+			cm_chan_server_wait(&s, armed, 100);
+	}
+	bd_device_close(&bd.dev);
+	return 0;
+}
+
+static void t_setup(void)
+{
+	uint64_t seed = 0x5eedb10c;
+	int r, fd;
+
+	r = cm_arena_create(64 << 20, 48 << 20, 0, &t_a);
+	if (r == 0)
+		r = cm_layout_init(t_a, CM_LOCKING_FINE);
+	if (r == 0)
+		t_sh = cm_arena_ptr(t_a, cm_arena_alloc(t_a, sizeof(*t_sh), 64), sizeof(*t_sh));
+	t_img = malloc(T_IMG_BYTES);
+	fd = mkstemp(t_path);
+	for (uint32_t i = 0; t_img && i < T_IMG_BYTES / 8; i++)
+		((uint64_t *)t_img)[i] = t_rand(&seed);
+	if (!t_sh || !t_img || fd < 0 || pwrite(fd, t_img, T_IMG_BYTES, 0) != (ssize_t)T_IMG_BYTES) {
+		printf("Bail out! setup: %d\n", r);
+		exit(1);
+	}
+	close(fd);
+	t_diag("image %s: %u bytes, seed 0x5eedb10c", t_path, T_IMG_BYTES);
+	snprintf(cm_layout_get(t_a)->svcs[0].name, CM_SVC_NAME_MAX, "blockdev-svc");
+	t_server_pid = t_fork(t_server, NULL);
+}
+
+static bool t_exited_ok(int status)
+{
+	return status >= 0 && WIFEXITED(status) && WEXITSTATUS(status) == 0;
+}
+
+/* A new cache of bytes / bs buffers, attached; bails out on failure. */
+static cm_bcache *t_cache(uint64_t bytes, uint32_t bs, cm_off *ret_off)
+{
+	cm_off off, *o = ret_off ? ret_off : &off;
+	cm_bcache *c;
+
+	if (cm_bcache_create(t_a, bytes, bs, o) < 0 || cm_bcache_attach(t_a, *o, &c) < 0) {
+		printf("Bail out! cache of %llu bytes\n", (unsigned long long)bytes);
+		exit(1);
+	}
+	return c;
+}
+
+static bool t_same(cm_bcache *c, cm_bh *bh, uint32_t bs)
+{
+	return memcmp(cm_bh_data(c, bh), t_img + cm_bh_blocknr(bh) * bs, bs) == 0;
+}
+
+/* Reads blocknr and checks its bytes: 0, or -errno, or 1 on a mismatch. */
+static int t_read_check(cm_bcache *c, cm_bdev *bd, uint64_t blocknr, uint32_t bs)
+{
+	cm_bh *bh;
+	int r = cm_bcache_read(c, bd, blocknr, &bh);
+
+	if (r < 0)
+		return r;
+	r = !(cm_bh_blocknr(bh) == blocknr && cm_bh_test(bh, CM_BH_UPTODATE) && t_same(c, bh, bs));
+	cm_bcache_put(c, bh);
+	return r;
+}
+
+static void t_params(void)
+{
+	cm_bcache *c;
+	cm_arena *big;
+	cm_off off;
+	cm_bcache_stats st;
+	cm_lockset *ls = &cm_layout_get(t_a)->locks;
+
+	t_ok(cm_bh_state_lock(ls, 70) == &ls->bh_state[70 % CM_BH_STRIPES] &&
+	     cm_bh_jh_lock(ls, 70) == &ls->journal_head[70 % CM_BH_STRIPES],
+	     "bh_state and journal_head stripes by block number");
+	t_is_int(cm_bcache_create(t_a, 1 << 20, 512, &off), -EINVAL, "block size 512 refused");
+	t_is_int(cm_bcache_create(t_a, 1 << 20, 3072, &off), -EINVAL, "block size 3072 refused");
+	t_is_int(cm_bcache_create(t_a, 1 << 20, 131072, &off), -EINVAL, "block size 128K refused");
+	t_is_int(cm_bcache_create(t_a, 1000, 1024, &off), -EINVAL, "cache smaller than a block");
+	t_is_int(cm_bcache_attach(t_a, cm_layout_get(t_a)->chans, &c), -EPROTO,
+		 "attach where there is no cache: -EPROTO");
+	if (cm_arena_create(72 << 20, 68 << 20, 0, &big) < 0) {
+		t_skip("no memory", "default size");
+		return;
+	}
+	t_is_int(cm_bcache_create(big, 0, 4096, &off), 0, "default-sized cache created");
+	t_is_int(cm_bcache_attach(big, off, &c), 0, "and attached");
+	cm_bcache_stats_read(c, &st);
+	t_is_int(st.nbufs, (64 << 20) / 4096, "default: 64 MiB of 4K buffers");
+	cm_bcache_detach(c);
+	t_is_int(cm_bcache_create(big, 0, 4096, &off), -ENOMEM, "a second one does not fit");
+	cm_arena_free(big);
+}
+
+/* Random blocks read right; the second read of one is a hit, no I/O. */
+static void t_contents(uint32_t bs)
+{
+	cm_bcache *c = t_cache(2 << 20, bs, NULL);
+	uint64_t seed = 77 + bs, nblk = T_IMG_BYTES / bs, srv0 = atomic_load(&t_sh->reads);
+	cm_bcache_stats s0, s1;
+	int bad = 0, n = t_long ? 2000 : 300;
+	cm_bdev *bd;
+	cm_bh *bh;
+
+	t_is_int(cm_bdev_open(t_a, &bd), 0, "bs=%u: blockdev opened", bs);
+	for (int i = 0; i < n; i++)
+		bad += t_read_check(c, bd, t_rand(&seed) % nblk, bs) != 0;
+	t_is_int(bad, 0, "bs=%u: %d random blocks equal the image", bs, n);
+	bad += t_read_check(c, bd, nblk - 1, bs) != 0;
+	t_is_int(bad, 0, "bs=%u: the last block too", bs);
+	cm_bcache_stats_read(c, &s0);
+	t_is_int((int64_t)(s0.hits + s0.misses), n + 1, "bs=%u: every get a hit or a miss", bs);
+	t_is_int((int64_t)s0.reads, (int64_t)s0.misses, "bs=%u: one device read per miss", bs);
+	t_is_int((int64_t)(atomic_load(&t_sh->reads) - srv0), (int64_t)s0.reads,
+		 "bs=%u: the server executed as many", bs);
+	t_is_int(cm_bcache_read(c, bd, nblk - 1, &bh), 0, "bs=%u: read again", bs);
+	cm_bcache_stats_read(c, &s1);
+	t_ok(s1.hits == s0.hits + 1 && s1.reads == s0.reads, "bs=%u: that was a hit, no I/O", bs);
+	cm_bcache_put(c, bh);
+	t_diag("bs=%u: %llu hits, %llu misses, %llu evictions", bs,
+	       (unsigned long long)s1.hits, (unsigned long long)s1.misses,
+	       (unsigned long long)s1.evictions);
+	t_ok(cm_bcache_check(c), "bs=%u: invariants hold", bs);
+	cm_bdev_close(bd);
+	cm_bcache_detach(c);
+}
+
+struct t_reader {
+	cm_off off;
+	uint64_t seed;
+	int n;
+	int bad;
+};
+
+static void *t_reader_thread(void *arg)
+{
+	struct t_reader *rd = arg;
+	cm_bcache *c;
+	cm_bdev *bd;
+
+	rd->bad = 1000000;
+	if (cm_bcache_attach(t_a, rd->off, &c) < 0 || cm_bdev_open(t_a, &bd) < 0)
+		return NULL;
+	rd->bad = 0;
+	for (int i = 0; i < rd->n; i++)
+		rd->bad += t_read_check(c, bd, t_rand(&rd->seed) % T_NBLK, T_BS) != 0;
+	cm_bdev_close(bd);
+	cm_bcache_detach(c);
+	return NULL;
+}
+
+/* Runs n (at most 4) reader threads like proto, with their own seeds, in
+ * this process; returns how many of their reads went wrong. */
+static int t_run_readers(const struct t_reader *proto, int n)
+{
+	struct t_reader rd[4];
+	pthread_t th[4];
+	int bad = 0;
+
+	for (int i = 0; i < n; i++) {
+		rd[i] = *proto;
+		rd[i].seed += (uint64_t)i * 7919 + 1;
+		if (pthread_create(&th[i], NULL, t_reader_thread, &rd[i]) != 0)
+			return 1000000;
+	}
+	for (int i = 0; i < n; i++) {
+		pthread_join(th[i], NULL);
+		bad += rd[i].bad;
+	}
+	return bad;
+}
+
+/* A child process of t_pressure: exits 0 if every read was right. */
+static int t_reader_proc(void *arg)
+{
+	return t_run_readers(arg, T_PROC_THREADS) ? 1 : 0;
+}
+
+/* 3 processes x T_PROC_THREADS threads on 64 buffers over 2048 blocks. */
+static void t_pressure(void)
+{
+	struct t_reader rd = {.n = t_long ? 300000 : 10000};
+	cm_bcache *c = t_cache(64 * T_BS, T_BS, &rd.off);
+	cm_bcache_stats st;
+	pid_t pid[3];
+	uint64_t t0 = cm_now_ns();
+	double secs;
+	int ok = 1;
+
+	for (int i = 0; i < 3; i++) {
+		rd.seed = 1000 + (uint64_t)i * 104729;
+		pid[i] = t_fork(t_reader_proc, &rd);
+	}
+	for (int i = 0; i < 3; i++)
+		ok &= t_exited_ok(t_wait(pid[i], 100000));
+	secs = (double)(cm_now_ns() - t0) / 1e9;
+	cm_bcache_stats_read(c, &st);
+	t_ok(ok, "3 processes x %d threads, %d random reads each, all bytes right",
+	     T_PROC_THREADS, rd.n);
+	t_is_int((int64_t)(st.hits + st.misses), 3 * T_PROC_THREADS * rd.n, "every get counted");
+	t_ok(st.evictions > 0 && st.evictions <= st.misses, "evicted under pressure (%llu)",
+	     (unsigned long long)st.evictions);
+	t_is_int((int64_t)st.reads, (int64_t)st.misses, "one device read per miss");
+	t_ok(cm_bcache_check(c), "invariants hold after the storm");
+	t_diag("pressure: %.2f s, %.0f gets/s, %.0f device reads/s, hits %llu misses %llu "
+	       "evictions %llu waits %llu", secs, 3.0 * T_PROC_THREADS * rd.n / secs, (double)st.reads / secs,
+	       (unsigned long long)st.hits, (unsigned long long)st.misses,
+	       (unsigned long long)st.evictions, (unsigned long long)st.waits);
+	cm_bcache_detach(c);
+}
+
+/* 4 threads of this process on a cache of 32 buffers: the whole race is in
+ * one process, where TSan sees every lock (see T_PROC_THREADS). */
+static void t_threads(void)
+{
+	struct t_reader rd = {.seed = 31, .n = t_long ? 20000 : 2000};
+	cm_bcache *c = t_cache(32 * T_BS, T_BS, &rd.off);
+	cm_bcache_stats st;
+	int bad = t_run_readers(&rd, 4);
+
+	cm_bcache_stats_read(c, &st);
+	t_is_int(bad, 0, "4 threads, %d random reads each, all bytes right", rd.n);
+	t_ok(st.evictions > 0 && st.reads == st.misses, "evictions %llu, one read per miss",
+	     (unsigned long long)st.evictions);
+	t_ok(cm_bcache_check(c), "invariants hold");
+	cm_bcache_detach(c);
+}
+
+struct t_rounds {
+	int rounds;
+	cm_off off;
+};
+
+/* Child of t_one_read: round k reads block k, together with the others. */
+static int t_round_proc(void *arg)
+{
+	struct t_rounds *tr = arg;
+	cm_bcache *c;
+	cm_bdev *bd;
+	int bad = 0;
+
+	if (cm_bcache_attach(t_a, tr->off, &c) < 0 || cm_bdev_open(t_a, &bd) < 0)
+		return 2;
+	for (int k = 1; k <= tr->rounds; k++) {
+		while (atomic_load(&t_sh->go) < (uint32_t)k)
+			sched_yield();
+		bad += t_read_check(c, bd, (uint64_t)k, T_BS) != 0;
+		atomic_fetch_add(&t_sh->done, 1);
+	}
+	cm_bdev_close(bd);
+	return bad ? 1 : 0;
+}
+
+static void t_one_read(void)
+{
+	struct t_rounds arg = {.rounds = t_long ? 2000 : 1000};
+	cm_bcache *c = t_cache(1 << 20, T_BS, &arg.off);
+	uint64_t srv0 = atomic_load(&t_sh->reads);
+	cm_bcache_stats st;
+	pid_t pid[4];
+	int ok = 1;
+
+	atomic_store(&t_sh->go, 0);
+	atomic_store(&t_sh->done, 0);
+	for (int i = 0; i < 4; i++)
+		pid[i] = t_fork(t_round_proc, &arg);
+	for (int k = 1, w = 0; k <= arg.rounds && w < 100000; k++) {
+		atomic_store(&t_sh->go, (uint32_t)k);
+		for (w = 0; atomic_load(&t_sh->done) < 4u * (uint32_t)k && w < 100000; w++)
+			usleep(100); /* a child that died would stall the round: 10 s at most */
+	}
+	for (int i = 0; i < 4; i++)
+		ok &= t_exited_ok(t_wait(pid[i], 30000));
+	cm_bcache_stats_read(c, &st);
+	t_ok(ok, "4 processes read the same block together, %d rounds, bytes right", arg.rounds);
+	t_is_int((int64_t)st.misses, arg.rounds, "one miss per round");
+	t_is_int((int64_t)st.reads, arg.rounds, "one device read per round (cache stats)");
+	t_is_int((int64_t)(atomic_load(&t_sh->reads) - srv0), arg.rounds,
+		 "one device read per round (the server's count)");
+	t_diag("same block: %llu readers waited for another's read",
+	       (unsigned long long)st.waits);
+	cm_bcache_detach(c);
+}
+
+/* A referenced buffer survives churn; an unreferenced one does not. */
+static void t_pin(cm_bdev *bd)
+{
+	cm_bcache *c = t_cache(16 * T_BS, T_BS, NULL);
+	cm_bcache_stats st;
+	cm_bh *pinned, *again;
+	uint64_t seed = 4242;
+	int bad = 0;
+
+	t_is_int(cm_bcache_read(c, bd, 100, &pinned), 0, "read block 100 and hold it");
+	for (int i = 0; i < 500; i++)
+		bad += t_read_check(c, bd, 200 + t_rand(&seed) % 1000, T_BS) != 0;
+	cm_bcache_stats_read(c, &st);
+	t_ok(bad == 0 && st.evictions > 400, "churned 500 blocks through 16 buffers (%llu evictions)",
+	     (unsigned long long)st.evictions);
+	t_ok(cm_bh_blocknr(pinned) == 100 && cm_bh_test(pinned, CM_BH_UPTODATE) &&
+	     t_same(c, pinned, T_BS), "the held buffer kept its block and bytes");
+	again = cm_bcache_get(c, 100);
+	t_ok(again == pinned, "a get of block 100 finds the same buffer");
+	cm_bcache_put(c, again);
+	cm_bcache_put(c, pinned);
+	for (int i = 0; i < 100; i++)
+		bad += t_read_check(c, bd, 200 + t_rand(&seed) % 1000, T_BS) != 0;
+	again = cm_bcache_get(c, 100);
+	t_ok(again && !cm_bh_test(again, CM_BH_UPTODATE), "released, it was evicted by churn");
+	cm_bcache_put(c, again);
+	t_ok(cm_bcache_check(c), "invariants hold");
+	cm_bcache_detach(c);
+}
+
+static bool t_file_is(uint64_t blocknr, const uint8_t *want)
+{
+	uint8_t buf[T_BS];
+	int fd = open(t_path, O_RDONLY);
+	bool same = pread(fd, buf, T_BS, (off_t)(blocknr * T_BS)) == T_BS &&
+		    memcmp(buf, want, T_BS) == 0;
+
+	close(fd);
+	return same;
+}
+
+/* Modify, mark dirty, churn: the dirty buffer stays; sync writes it home. */
+static void t_write(cm_bdev *bd)
+{
+	cm_bcache *c = t_cache(16 * T_BS, T_BS, NULL);
+	uint64_t w0 = atomic_load(&t_sh->writes), f0 = atomic_load(&t_sh->flushes), seed = 99;
+	cm_bcache_stats st;
+	cm_bh *bh, *again;
+	uint8_t *d;
+	int bad = 0;
+
+	t_is_int(cm_bcache_read(c, bd, 1500, &bh), 0, "read block 1500");
+	d = cm_bh_data(c, bh);
+	for (uint32_t i = 0; i < T_BS; i++)
+		d[i] ^= 0xa5;
+	cm_bh_mark_dirty(bh);
+	cm_bcache_put(c, bh);
+	for (int i = 0; i < 300; i++)
+		bad += t_read_check(c, bd, t_rand(&seed) % 1000, T_BS) != 0;
+	again = cm_bcache_get(c, 1500);
+	t_ok(bad == 0 && again == bh && cm_bh_test(bh, CM_BH_DIRTY),
+	     "after churning 300 blocks the dirty buffer is still cached, still dirty");
+	cm_bcache_put(c, again);
+	t_ok(!t_file_is(1500, d), "not written before sync");
+	t_is_int(cm_bcache_sync(c, bd), 0, "sync");
+	t_ok(t_file_is(1500, d) && !cm_bh_test(bh, CM_BH_DIRTY), "the image has the new bytes, "
+	     "the buffer is clean");
+	memcpy(t_img + 1500 * T_BS, d, T_BS);
+	t_is_int((int64_t)(atomic_load(&t_sh->writes) - w0), 1, "one device write");
+	t_is_int((int64_t)(atomic_load(&t_sh->flushes) - f0), 1, "one flush");
+	t_is_int(cm_bcache_read(c, bd, 1501, &bh), 0, "read block 1501");
+	t_is_int(cm_bcache_write(c, bd, bh), 0, "write of a clean buffer");
+	cm_bcache_stats_read(c, &st);
+	t_is_int((int64_t)st.writes, 1, "does no I/O");
+	d = cm_bh_data(c, bh);
+	memset(d, 0x3c, 100);
+	cm_bh_mark_dirty(bh);
+	t_is_int(cm_bcache_write(c, bd, bh), 0, "cm_bcache_write of a dirty one");
+	t_ok(t_file_is(1501, d) && !cm_bh_test(bh, CM_BH_DIRTY), "written home, clean");
+	memcpy(t_img + 1501 * T_BS, d, T_BS);
+	cm_bcache_put(c, bh);
+	t_ok(cm_bcache_check(c), "invariants hold");
+	cm_bcache_detach(c);
+}
+
+static int t_bad_reader(void *arg)
+{
+	cm_bcache *c;
+	cm_bdev *bd;
+	cm_bh *bh;
+
+	if (cm_bcache_attach(t_a, *(cm_off *)arg, &c) < 0 || cm_bdev_open(t_a, &bd) < 0)
+		return 2;
+	return cm_bcache_read(c, bd, T_NBLK + 5, &bh) == -ERANGE ? 0 : 1;
+}
+
+/* Past the device end: the error reaches every reader, the buffer stays
+ * !UPTODATE; a failed write leaves it dirty. */
+static void t_errors(cm_bdev *bd)
+{
+	cm_off off;
+	cm_bcache *c = t_cache(16 * T_BS, T_BS, &off);
+	cm_bh *bh = NULL;
+	pid_t pid[3];
+	int ok = 1;
+
+	t_is_int(cm_bcache_read(c, bd, T_NBLK, &bh), -ERANGE, "read past the end: -ERANGE");
+	bh = cm_bcache_get(c, T_NBLK);
+	t_ok(bh && !cm_bh_test(bh, CM_BH_UPTODATE | CM_BH_LOCKED) && bh->b_error == -ERANGE,
+	     "its buffer is cached, not uptodate, not locked");
+	t_is_int(cm_bcache_read(c, bd, T_NBLK, &bh), -ERANGE, "a second read tries again, fails");
+	cm_bcache_put(c, bh);
+	t_is_int(cm_bcache_read(c, bd, UINT64_MAX, &bh), -ERANGE, "block 2^64-1: -ERANGE, no I/O");
+	for (int i = 0; i < 3; i++)
+		pid[i] = t_fork(t_bad_reader, &off);
+	for (int i = 0; i < 3; i++)
+		ok &= t_exited_ok(t_wait(pid[i], 30000));
+	t_ok(ok, "3 processes reading a bad block together all get -ERANGE");
+	bh = cm_bcache_get(c, T_NBLK + 9);
+	memset(cm_bh_data(c, bh), 0, T_BS);
+	cm_bh_set_uptodate(bh);
+	cm_bh_mark_dirty(bh);
+	t_is_int(cm_bcache_write(c, bd, bh), -ERANGE, "writing past the end fails");
+	t_ok(cm_bh_test(bh, CM_BH_DIRTY), "and leaves the buffer dirty");
+	t_is_int(cm_bcache_sync(c, bd), -ERANGE, "sync reports it");
+	cm_bh_clear_dirty(bh);
+	cm_bcache_put(c, bh);
+	t_is_int(cm_bcache_sync(c, bd), 0, "forgotten, sync is clean");
+	t_is_int(t_read_check(c, bd, 7, T_BS), 0, "good blocks still read");
+	t_ok(cm_bcache_check(c), "invariants hold");
+	cm_bcache_detach(c);
+}
+
+/* Every buffer referenced, then every one dirty: get fails, cleanly. */
+static void t_full(cm_bdev *bd)
+{
+	cm_bcache *c = t_cache(8 * T_BS, T_BS, NULL);
+	cm_bh *held[8], *bh;
+	int ok = 1;
+
+	for (int i = 0; i < 8; i++)
+		ok &= cm_bcache_read(c, bd, 10 + (uint64_t)i, &held[i]) == 0;
+	t_ok(ok, "8 buffers of 8 held");
+	t_is_int(cm_bcache_getblk(c, 50, &bh), -ENOMEM, "a ninth block: -ENOMEM");
+	t_ok(cm_bcache_get(c, 50) == NULL, "cm_bcache_get: NULL");
+	t_is_int(cm_bcache_read(c, bd, 13, &bh), 0, "a held block is still a hit");
+	cm_bcache_put(c, bh);
+	cm_bcache_put(c, held[3]);
+	t_is_int(t_read_check(c, bd, 50, T_BS), 0, "one released: the ninth block reads");
+	t_is_int(cm_bcache_read(c, bd, 13, &held[3]), 0, "and the released one again");
+	for (int i = 0; i < 8; i++) {
+		cm_bh_mark_dirty(held[i]); /* same bytes: the image does not change */
+		cm_bcache_put(c, held[i]);
+	}
+	t_is_int(cm_bcache_getblk(c, 51, &bh), -ENOMEM, "all dirty, none held: -ENOMEM");
+	t_is_int(cm_bcache_sync(c, bd), 0, "sync");
+	t_is_int(t_read_check(c, bd, 51, T_BS), 0, "then a new block reads");
+	t_ok(cm_bcache_check(c), "invariants hold");
+	cm_bcache_detach(c);
+}
+
+static int t_die_holding(void *arg)
+{
+	if (cm_mutex_lock(arg) != 0)
+		return 2;
+	raise(SIGKILL);
+	return 3;
+}
+
+static void t_dead_stripe(cm_bdev *bd)
+{
+	cm_bcache *c = t_cache(8 * T_BS, T_BS, NULL);
+	cm_mutex *m = cm_bcache_stripe(c, 5);
+	int status = t_wait(t_fork(t_die_holding, m), 10000);
+	uint64_t other = 6;
+	cm_bh *bh;
+
+	while (cm_bcache_stripe(c, other) == m)
+		other++;
+	t_ok(status >= 0 && WIFSIGNALED(status), "a process died holding block 5's stripe");
+	t_is_int(cm_bcache_getblk(c, 5, &bh), -EOWNERDEAD, "getblk: -EOWNERDEAD");
+	t_ok(cm_bcache_get(c, 5) == NULL, "cm_bcache_get: NULL");
+	t_is_int(cm_bcache_read(c, bd, 5, &bh), -EOWNERDEAD, "read: -EOWNERDEAD");
+	t_ok(!cm_bcache_check(c), "the check reports the lost stripe");
+	t_is_int(t_read_check(c, bd, other, T_BS), 0, "a block of another stripe still reads");
+	cm_bcache_detach(c);
+}
+
+int main(void)
+{
+	cm_bdev *bd;
+
+	t_long = getenv("EXT3D_LONG") != NULL;
+	alarm(t_long ? 600 : 60);
+	t_setup();
+	t_params();
+	t_contents(1024);
+	t_contents(4096);
+	t_contents(65536);
+	t_threads();
+	t_pressure();
+	t_one_read();
+	if (cm_bdev_open(t_a, &bd) < 0) {
+		printf("Bail out! blockdev\n");
+		return 1;
+	}
+	t_pin(bd);
+	t_write(bd);
+	t_errors(bd);
+	t_full(bd);
+	t_dead_stripe(bd);
+	cm_bdev_close(bd);
+	atomic_store(&t_sh->stop, 1);
+	cm_event_signal(&cm_layout_get(t_a)->svcs[0].doorbell);
+	t_ok(t_exited_ok(t_wait(t_server_pid, 10000)), "the blockdev server stopped cleanly");
+	unlink(t_path);
+	cm_arena_free(t_a);
+	free(t_img);
+	return t_done();
+}
