@@ -14,6 +14,10 @@ static const struct cli_cmd {
 	{"status", cli_status, "status [--json]   the supervisor, services, locks"},
 	{"kill", cli_kill, "kill SERVICE      SIGKILL a service (for tests)"},
 	{"shutdown", cli_shutdown, "shutdown          stop the instance (compose/down)"},
+	{"ls", cli_ls, "ls [-l] [-R] PATH list a directory"},
+	{"stat", cli_stat, "stat PATH         a file's attributes"},
+	{"cat", cli_cat, "cat PATH...       print files"},
+	{"get", cli_get, "get PATH LOCAL    copy a file out of the image"},
 };
 
 int cli_fail(const char *what, int err)

@@ -15,6 +15,10 @@ typedef struct cli_ctx {
 int cli_status(cli_ctx *c, int argc, char **argv);
 int cli_kill(cli_ctx *c, int argc, char **argv);
 int cli_shutdown(cli_ctx *c, int argc, char **argv);
+int cli_ls(cli_ctx *c, int argc, char **argv);
+int cli_stat(cli_ctx *c, int argc, char **argv);
+int cli_cat(cli_ctx *c, int argc, char **argv);
+int cli_get(cli_ctx *c, int argc, char **argv);
 
 /* Prints "ext3d: what: strerror" and returns 1. */
 int cli_fail(const char *what, int err);

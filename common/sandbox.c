@@ -4,10 +4,13 @@
 #include "sandbox.h"
 
 #include <errno.h>
+#include <malloc.h>
 #include <seccomp.h>
 #include <stdbool.h>
 #include <sys/prctl.h>
 #include <sys/syscall.h>
+
+#define CM_SANDBOX_MALLOC_ARENAS 8
 
 static const int cm_base_syscalls[] = {
 	SCMP_SYS(brk), SCMP_SYS(mmap), SCMP_SYS(munmap), SCMP_SYS(mremap),
@@ -71,7 +74,13 @@ static int cm_sandbox_filter(const cm_sandbox_policy *p)
 
 int cm_sandbox_enter(const cm_sandbox_policy *p)
 {
-	int r = cm_sandbox_caps(p);
+	int r;
+
+	/* Without a fixed limit, glibc's malloc reads the CPU count from
+	 * /sys (openat) the first time several threads need arenas. */
+	if (mallopt(M_ARENA_MAX, CM_SANDBOX_MALLOC_ARENAS) != 1)
+		return -EINVAL;
+	r = cm_sandbox_caps(p);
 
 	if (r < 0)
 		return r;

@@ -1,6 +1,7 @@
 /* rundir.c - the supervisor's hold on its run directory: supervisor.pid and
- * control.ipc. A pid file whose process is gone (or is not a supervisor) is
- * stale, left by a crash: it and the socket are removed. */
+ * control.ipc (and inode-svc's session.sock). A pid file whose process is
+ * gone (or is not a supervisor) is stale, left by a crash: it and the socket
+ * are removed. */
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
@@ -64,6 +65,9 @@ void sv_rundir_release(sv_super *sv)
 {
 	char path[CM_PATH_MAX + 32];
 
+	/* inode-svc's session socket too: it may not unlink once sandboxed. */
+	sv_rundir_path(sv, "session.sock", path, sizeof(path));
+	(void)unlink(path);
 	sv_rundir_path(sv, "control.ipc", path, sizeof(path));
 	(void)unlink(path);
 	sv_rundir_path(sv, "supervisor.pid", path, sizeof(path));

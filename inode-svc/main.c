@@ -1,9 +1,67 @@
-/* main.c - inode-svc. Until its filesystem work lands (its own issue), it
- * attaches to the arena, confines itself, reports ready and waits for
- * SIGTERM, so the group starts, is supervised and is sandboxed as designed. */
-#include "service.h"
+/* main.c - inode-svc: flags, mount through the buffer cache, listen for
+ * client sessions, confine, serve until SIGTERM. */
+#include <errno.h>
+#include <getopt.h>
+#include <seccomp.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "internal.h"
+#include "log.h"
+#include "sandbox.h"
+
+static const int ino_syscalls[] = {
+	SCMP_SYS(clone), SCMP_SYS(clone3), SCMP_SYS(poll), SCMP_SYS(ppoll),
+	SCMP_SYS(accept4), SCMP_SYS(recvmsg), SCMP_SYS(sendmsg), SCMP_SYS(getsockopt),
+	SCMP_SYS(fstat), SCMP_SYS(newfstatat), SCMP_SYS(fcntl),
+};
+
+static const struct option ino_options[] = {
+	CM_SERVICE_OPTIONS,
+	{"rundir", required_argument, NULL, 'r'},
+	{"cache-size", required_argument, NULL, 'c'},
+	{0},
+};
+
+static int ino_parse(ino_svc *s, int argc, char **argv)
+{
+	int opt;
+
+	s->cache_bytes = 64ULL << 20;
+	while ((opt = getopt_long(argc, argv, "", ino_options, NULL)) != -1) {
+		if (opt == 'r')
+			snprintf(s->rundir, sizeof(s->rundir), "%s", optarg);
+		else if (opt == 'c')
+			s->cache_bytes = strtoull(optarg, NULL, 10) << 20;
+		else if (cm_service_option(&s->svc, opt, optarg) <= 0)
+			return -EINVAL;
+	}
+	return s->rundir[0] && s->cache_bytes ? 0 : -EINVAL;
+}
 
 int main(int argc, char **argv)
 {
-	return cm_service_main_idle(argc, argv, "inode-svc");
+	cm_sandbox_policy policy = {ino_syscalls, sizeof(ino_syscalls) / sizeof(int), NULL, 0};
+	static ino_svc s = {.sessions_mtx = PTHREAD_MUTEX_INITIALIZER, .listen_fd = -1};
+	int r;
+
+	cm_service_init(&s.svc, "inode-svc");
+	if (ino_parse(&s, argc, argv) < 0)
+		return cm_log_errno(-EINVAL, "usage: inode-svc --rundir=DIR [--cache-size=MiB] "
+				    "--arena-fd=N --slot=K"), EXIT_FAILURE;
+	if (cm_service_attach(&s.svc) < 0 || ino_blksrc_start(&s) < 0)
+		return EXIT_FAILURE;
+	r = ino_sessions_listen(&s);
+	if (r < 0)
+		return cm_log_errno(r, "session socket in %s: %m", s.rundir), EXIT_FAILURE;
+	r = cm_sandbox_enter(&policy);
+	if (r < 0)
+		return cm_log_errno(r, "sandbox: %m"), EXIT_FAILURE;
+	cm_service_ready(&s.svc);
+	ino_sessions_run(&s);
+	ino_sessions_stop(&s);
+	ino_fs_unmount(s.fs);
+	ino_thread_bdev_close();
+	cm_service_fini(&s.svc);
+	return EXIT_SUCCESS;
 }

@@ -23,28 +23,38 @@ for s in $services; do
 done
 t_instance_stop t-sbx
 
-# Each service makes a forbidden syscall (openat) after it is ready.
+# Each service makes a forbidden syscall (openat) after it is ready:
+# blockdev-svc on its own, then the others above a blockdev-svc that
+# behaves (inode-svc mounts through it).
+echo "service blockdev-svc never \${BUILD}/blockdev-svc/blockdev-svc --image=$img --test-forbidden-syscall" \
+	>"$T_TMP/forbidden-bd.compose"
 {
-	echo "service blockdev-svc never \${BUILD}/blockdev-svc/blockdev-svc --image=$img --test-forbidden-syscall"
-	for s in journald alloc inode; do
-		echo "service $s-svc never \${BUILD}/$s-svc/$s-svc --test-forbidden-syscall"
-	done
+	echo "service blockdev-svc alone \${BUILD}/blockdev-svc/blockdev-svc --image=$img"
+	echo "service journald-svc never \${BUILD}/journald-svc/journald-svc --test-forbidden-syscall"
+	echo "service alloc-svc never \${BUILD}/alloc-svc/alloc-svc --test-forbidden-syscall"
+	echo "service inode-svc never \${BUILD}/inode-svc/inode-svc --rundir=\${RUNDIR} --test-forbidden-syscall"
 } >"$T_TMP/forbidden.compose"
-t_instance_start t-sys "$T_TMP/forbidden.compose"
-t_ok $? "instance with forbidden-syscall services started"
-sleep 1
-for s in $services; do
-	t_is "$(t_field t-sys services.$s.state)" exited "$s: killed after its forbidden syscall"
-	t_is "$(t_field t-sys services.$s.last_exit_signal)" 31 "$s: by SIGSYS (31)"
+for c in forbidden-bd forbidden; do
+	t_instance_start t-$c "$T_TMP/$c.compose"
+	t_ok $? "instance with forbidden-syscall services started ($c)"
+	sleep 1
 done
-grep -q "the forbidden syscall returned" "$T_TMP/t-sys.log"
+for s in $services; do
+	n=t-forbidden
+	[ $s = blockdev-svc ] && n=t-forbidden-bd
+	t_is "$(t_field $n services.$s.state)" exited "$s: killed after its forbidden syscall"
+	t_is "$(t_field $n services.$s.last_exit_signal)" 31 "$s: by SIGSYS (31)"
+done
+grep -q "the forbidden syscall returned" "$T_TMP"/t-forbidden*.log
 t_ok "$([ $? -ne 0 ]; echo $?)" "no service survived its forbidden syscall"
-t_instance_stop t-sys
+t_instance_stop t-forbidden
+t_instance_stop t-forbidden-bd
 
 probe=$EXT3D_BUILD/tests/tools/arena-probe
 for s in $services; do
 	extra=
 	[ $s = blockdev-svc ] && extra=--image=$img
+	[ $s = inode-svc ] && extra=--rundir=$T_TMP
 	for kind in garbage:"not an ext3d arena" version:"this build speaks" \
 		size:"the memfd has" stale:"stale arena" small:"too small" slot:"belongs to"; do
 		k=${kind%%:*} want=${kind#*:}

@@ -1,0 +1,108 @@
+/* ext3d.h - libext3d, the client library of ext3d.
+ *
+ * A program attaches to a running ext3d instance and reads the ext3
+ * filesystem it serves, without a kernel mount. The library is thread-safe:
+ * one ext3d handle may be used by several threads at once (up to four calls
+ * run in parallel; more wait for a free lane).
+ *
+ * Every call returns 0 (or a count) on success and a negative errno on
+ * failure, like the kernel: -ENOENT, -EACCES, -ENOTDIR, -EISDIR,
+ * -ENAMETOOLONG, -ELOOP, -EINVAL, -EUCLEAN (the image is corrupt), -EIO
+ * (the instance went away; the next call attaches again by itself).
+ *
+ * Permissions are checked by inode-svc against the credentials of the
+ * attaching process, as the kernel would check them.
+ *
+ * Two layers: calls by inode number (like FUSE's low-level API: the number
+ * stays valid for as long as the file exists), and path conveniences on top
+ * (absolute paths from the filesystem's root; symlinks followed as the
+ * kernel follows them, at most EXT3D_SYMLOOP_MAX per lookup).
+ */
+#ifndef EXT3D_H
+#define EXT3D_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define EXT3D_ROOT_INO 2
+#define EXT3D_NAME_MAX 255
+#define EXT3D_SYMLOOP_MAX 40
+
+typedef struct ext3d ext3d;
+
+/* What stat(2) would say. */
+typedef struct ext3d_attr {
+	uint64_t ino;
+	uint32_t mode;     /* type and permission bits, as st_mode */
+	uint32_t nlink;
+	uint32_t uid, gid;
+	uint64_t size;
+	uint64_t blocks;   /* 512-byte units, as st_blocks */
+	uint32_t rdev;     /* device nodes: Linux dev_t encoding */
+	uint32_t blksize;
+	int64_t atime, mtime, ctime; /* seconds since the epoch */
+} ext3d_attr;
+
+/* d_type values are DT_* of <dirent.h>. */
+typedef struct ext3d_dirent {
+	uint64_t ino;
+	uint8_t type;
+	char name[EXT3D_NAME_MAX + 1];
+	ext3d_attr attr;   /* filled by readdir: no getattr per entry needed */
+} ext3d_dirent;
+
+typedef struct ext3d_fsstat {
+	uint64_t blocks, bfree, bavail;
+	uint64_t files, ffree;
+	uint32_t bsize, namemax;
+} ext3d_fsstat;
+
+/* Attaches to the instance (NULL: $EXT3D_INSTANCE or "default"). */
+int ext3d_attach(const char *instance, ext3d **ret);
+/* Detaches; accepts NULL; returns NULL. */
+ext3d *ext3d_detach(ext3d *fs);
+
+/* By inode number. */
+int ext3d_lookup(ext3d *fs, uint64_t dir, const char *name, ext3d_attr *ret);
+int ext3d_getattr(ext3d *fs, uint64_t ino, ext3d_attr *ret);
+/* Entries of dir from *cookie (0: the start), at most max; returns how many
+ * (0 at the end) and advances *cookie. Cookies stay valid while others read. */
+int ext3d_readdir_ino(ext3d *fs, uint64_t dir, uint64_t *cookie, ext3d_dirent *ents, size_t max);
+/* Bytes read (0 at or past the end of file). */
+ssize_t ext3d_read_ino(ext3d *fs, uint64_t ino, void *buf, size_t len, uint64_t off);
+/* The target's length; the target is copied (not NUL-terminated) up to len. */
+ssize_t ext3d_readlink_ino(ext3d *fs, uint64_t ino, char *buf, size_t len);
+/* mask: R_OK, W_OK, X_OK of <unistd.h>, or-ed. */
+int ext3d_access_ino(ext3d *fs, uint64_t ino, int mask);
+int ext3d_statfs(ext3d *fs, ext3d_fsstat *ret);
+
+/* By path. */
+int ext3d_stat(ext3d *fs, const char *path, ext3d_attr *ret);
+int ext3d_lstat(ext3d *fs, const char *path, ext3d_attr *ret);
+ssize_t ext3d_readlink(ext3d *fs, const char *path, char *buf, size_t len);
+
+typedef struct ext3d_file ext3d_file;
+/* flags: O_RDONLY (optionally O_DIRECTORY, O_NOFOLLOW); -EROFS for any write
+ * flag, as this version serves the read path only. Checks read permission. */
+int ext3d_open(ext3d *fs, const char *path, int flags, ext3d_file **ret);
+ssize_t ext3d_read(ext3d_file *f, void *buf, size_t len);
+ssize_t ext3d_pread(ext3d_file *f, void *buf, size_t len, uint64_t off);
+int ext3d_fstat(ext3d_file *f, ext3d_attr *ret);
+int ext3d_close(ext3d_file *f);
+
+typedef struct ext3d_dir ext3d_dir;
+int ext3d_opendir(ext3d *fs, const char *path, ext3d_dir **ret);
+/* 1 and *ret set (valid until the next call), 0 at the end, or -errno. */
+int ext3d_readdir(ext3d_dir *d, const ext3d_dirent **ret);
+int ext3d_closedir(ext3d_dir *d);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

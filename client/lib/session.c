@@ -1,0 +1,180 @@
+/* session.c - attaching to inode-svc and running calls on the session's
+ * lanes. The segment's memfd goes to inode-svc over RUNDIR/session.sock
+ * (SCM_RIGHTS); the socket then only tells us when the service went away.
+ * A call on a dead session fails with -EIO; the next call attaches anew. */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <poll.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include "fdmsg.h"
+#include "internal.h"
+#include "rundir.h"
+#include "session.pb-c.h"
+
+#define X3_ATTACH_TIMEOUT_MS 10000
+#define X3_CALL_POLL_MS 100
+
+static int x3_connect(const char *instance)
+{
+	struct sockaddr_un sa = {.sun_family = AF_UNIX};
+	char rundir[CM_PATH_MAX];
+	int fd, r, n;
+
+	r = cm_rundir(instance, rundir, sizeof(rundir));
+	if (r < 0)
+		return r;
+	n = snprintf(sa.sun_path, sizeof(sa.sun_path), "%s/session.sock", rundir);
+	if (n < 0 || (size_t)n >= sizeof(sa.sun_path))
+		return -ENAMETOOLONG;
+	fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		return -errno;
+	if (connect(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0) {
+		r = errno == ENOENT ? -ECONNREFUSED : -errno;
+		close(fd);
+		return r;
+	}
+	return fd;
+}
+
+static int x3_handshake(int sock, cm_seg *seg)
+{
+	Ext3d__SessionAttach at = EXT3D__SESSION_ATTACH__INIT;
+	Ext3d__Header header = EXT3D__HEADER__INIT;
+	Ext3d__SessionAttachReply *reply;
+	uint8_t buf[FDMSG_MAX];
+	int fd, n, r;
+
+	header.version = EXT3D__VERSION__VERSION_CURRENT;
+	at.header = &header;
+	r = fdmsg_send(sock, &at.base, seg->fd);
+	if (r < 0)
+		return r;
+	n = fdmsg_recv(sock, buf, &fd, X3_ATTACH_TIMEOUT_MS);
+	if (n < 0)
+		return n;
+	if (fd >= 0)
+		close(fd);
+	reply = ext3d__session_attach_reply__unpack(NULL, (size_t)n, buf);
+	if (!reply)
+		return -EPROTO;
+	r = reply->status;
+	ext3d__session_attach_reply__free_unpacked(reply, NULL);
+	return r;
+}
+
+int x3_session_open(ext3d *fs)
+{
+	cm_seg *seg;
+	int sock, r;
+
+	sock = x3_connect(fs->instance);
+	if (sock < 0)
+		return sock;
+	r = cm_seg_create(&seg);
+	if (r < 0) {
+		close(sock);
+		return r;
+	}
+	r = x3_handshake(sock, seg);
+	if (r < 0) {
+		cm_seg_free(seg);
+		close(sock);
+		return r;
+	}
+	fs->sock = sock;
+	fs->seg = seg;
+	fs->dead = false;
+	return 0;
+}
+
+void x3_session_close(ext3d *fs)
+{
+	if (fs->sock >= 0)
+		close(fs->sock);
+	fs->sock = -1;
+	fs->seg = cm_seg_free(fs->seg);
+}
+
+/* Borrows a free lane; replaces a dead session first when nobody uses it. */
+static int x3_lane_take(ext3d *fs, unsigned *ret)
+{
+	int r = 0;
+
+	pthread_mutex_lock(&fs->mtx);
+	while (fs->busy == (1u << CM_SEG_LANES) - 1)
+		pthread_cond_wait(&fs->lane_free, &fs->mtx);
+	if (fs->dead && fs->busy == 0) {
+		x3_session_close(fs);
+		r = x3_session_open(fs);
+	} else if (fs->dead || !fs->seg) {
+		r = -EIO;
+	}
+	if (r == 0) {
+		unsigned lane = (unsigned)__builtin_ctz(~fs->busy);
+		fs->busy |= 1u << lane;
+		*ret = lane;
+	}
+	pthread_mutex_unlock(&fs->mtx);
+	return r;
+}
+
+static void x3_lane_give(ext3d *fs, unsigned lane, bool dead)
+{
+	pthread_mutex_lock(&fs->mtx);
+	fs->busy &= ~(1u << lane);
+	fs->dead |= dead;
+	pthread_cond_signal(&fs->lane_free);
+	pthread_mutex_unlock(&fs->mtx);
+}
+
+static bool x3_hung_up(int sock)
+{
+	struct pollfd pfd = {.fd = sock, .events = POLLIN};
+
+	return poll(&pfd, 1, 0) > 0;
+}
+
+int x3_call(ext3d *fs, cm_fs_req *req, cm_fs_resp *resp, void *out, size_t outlen)
+{
+	unsigned lane = 0;
+	int r = x3_lane_take(fs, &lane);
+	bool dead = false;
+
+	if (r < 0)
+		return r;
+	_Alignas(8) uint8_t rec[CM_FS_REC_SIZE] = {0};
+
+	req->hdr.version = CM_FS_VERSION;
+	req->hdr.seq = __atomic_add_fetch(&fs->next_seq, 1, __ATOMIC_RELAXED);
+	memcpy(rec, req, sizeof(*req));
+	r = cm_ring_push(cm_seg_req(fs->seg, lane), rec, -1);
+	while (r == 0) {
+		r = cm_ring_pop(cm_seg_resp(fs->seg, lane), rec, X3_CALL_POLL_MS);
+		if (r == 0)
+			memcpy(resp, rec, sizeof(*resp));
+		if (r == 0 && resp->hdr.seq != req->hdr.seq)
+			r = -EPROTO;
+		if (r != -ETIMEDOUT)
+			break;
+		if (x3_hung_up(fs->sock)) {
+			dead = true;
+			r = -EIO;
+			break;
+		}
+		r = 0;
+	}
+	if (r == 0) {
+		r = resp->hdr.status;
+		size_t n = resp->length < outlen ? resp->length : outlen;
+		if (r == 0 && out && n)
+			memcpy(out, cm_seg_data(fs->seg, lane), n < CM_SEG_DATA ? n : CM_SEG_DATA);
+	}
+	x3_lane_give(fs, lane, dead);
+	return r;
+}

@@ -1,0 +1,99 @@
+/* blksrc.c - the filesystem core's block source: blocks come from the
+ * shared buffer cache, which reads them through blockdev-svc on a channel
+ * of the calling thread's own (a channel is single-threaded). The cache is
+ * made by the first service to need it and published in the layout. */
+#include <errno.h>
+
+#include "internal.h"
+#include "log.h"
+
+static _Thread_local cm_bdev *ino_tl_bdev;
+
+cm_bdev *ino_thread_bdev(ino_svc *s)
+{
+	if (!ino_tl_bdev && cm_bdev_open(s->svc.arena, &ino_tl_bdev) < 0)
+		ino_tl_bdev = NULL;
+	return ino_tl_bdev;
+}
+
+void ino_thread_bdev_close(void)
+{
+	ino_tl_bdev = cm_bdev_close(ino_tl_bdev);
+}
+
+static const void *ino_blk_get(void *ctx, uint64_t blocknr, void **cookie, int *err)
+{
+	ino_svc *s = ctx;
+	cm_bdev *bd = ino_thread_bdev(s);
+	cm_bh *bh;
+	int r;
+
+	if (!bd) {
+		*err = -EIO;
+		return NULL;
+	}
+	r = cm_bcache_read(s->cache, bd, blocknr, &bh);
+	if (r < 0) {
+		*err = r;
+		return NULL;
+	}
+	*cookie = bh;
+	return cm_bh_data(s->cache, bh);
+}
+
+static void ino_blk_put(void *ctx, void *cookie)
+{
+	ino_svc *s = ctx;
+
+	cm_bcache_put(s->cache, cookie);
+}
+
+/* The block size, read from the superblock with a direct device read:
+ * the cache needs it before the filesystem can be mounted through it. */
+static int ino_read_block_size(ino_svc *s, uint32_t *ret)
+{
+	cm_bdev *bd = ino_thread_bdev(s);
+	cm_off buf = cm_arena_alloc_data(s->svc.arena, 1024, 4096);
+	int r;
+
+	if (!bd || !buf)
+		return -ENOMEM;
+	r = cm_bdev_read(bd, 2, 2, buf);
+	if (r < 0)
+		return r;
+	return ino_probe_block_size(cm_arena_ptr(s->svc.arena, buf, 1024), ret);
+}
+
+int ino_blksrc_start(ino_svc *s)
+{
+	cm_layout *l = s->svc.layout;
+	uint64_t dev_bytes;
+	uint32_t bs;
+	cm_off off;
+	char why[160];
+	int r;
+
+	r = ino_read_block_size(s, &bs);
+	if (r < 0)
+		return cm_log_errno(r, "no ext3 superblock on the device: %m");
+	off = atomic_load(&l->bcache);
+	if (!off) {
+		cm_off none = 0;
+		r = cm_bcache_create(s->svc.arena, s->cache_bytes, bs, &off);
+		if (r < 0)
+			return cm_log_errno(r, "buffer cache of %llu bytes: %m",
+					    (unsigned long long)s->cache_bytes);
+		/* Another service made one first: use it (ours stays unused). */
+		if (!atomic_compare_exchange_strong(&l->bcache, &none, off))
+			off = none;
+	}
+	r = cm_bcache_attach(s->svc.arena, off, &s->cache);
+	if (r < 0)
+		return cm_log_errno(r, "buffer cache: %m");
+	dev_bytes = cm_bdev_sectors(ino_thread_bdev(s)) * CM_BD_SECTOR;
+	ino_blksrc src = {.get = ino_blk_get, .put = ino_blk_put, .ctx = s, .block_size = bs};
+	r = ino_fs_mount(&src, dev_bytes, &s->fs, why, sizeof(why));
+	if (r < 0)
+		return cm_log_errno(r, "cannot serve this image: %s", why);
+	return 0;
+}

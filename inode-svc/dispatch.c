@@ -1,0 +1,251 @@
+/* dispatch.c - one client request: check it, check permissions against the
+ * caller's credentials, run it on the filesystem, fill the response. Every
+ * field of the request is client-controlled. Corrupt on-disk structures come
+ * back from the filesystem core as -EUCLEAN (already logged there). */
+#include <errno.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "internal.h"
+#include "log.h"
+
+typedef int ino_handler(ino_session *ss, const ino_creds *c, const cm_fs_req *rq,
+			cm_fs_resp *rs, uint8_t *data);
+
+static void ino_attr_fill(ino_svc *s, const ino_inode *in, cm_fs_attr *a)
+{
+	memset(a, 0, sizeof(*a));
+	a->ino = in->ino;
+	a->size = in->size;
+	a->blocks = in->blocks512;
+	a->atime = in->atime;
+	a->mtime = in->mtime;
+	a->ctime = in->ctime;
+	a->mode = in->mode;
+	a->nlink = in->links;
+	a->uid = in->uid;
+	a->gid = in->gid;
+	a->blksize = ino_fs_geom(s->fs)->block_size;
+	a->generation = in->generation;
+	if (S_ISCHR(in->mode) || S_ISBLK(in->mode))
+		a->rdev = ino_rdev(in);
+}
+
+static int ino_get(ino_session *ss, uint64_t ino, ino_inode *in)
+{
+	if (ino == 0 || ino > UINT32_MAX)
+		return -EINVAL;
+	return ino_inode_read(ss->svc->fs, (uint32_t)ino, in);
+}
+
+static int ino_h_getattr(ino_session *ss, const ino_creds *c, const cm_fs_req *rq,
+			 cm_fs_resp *rs, uint8_t *data)
+{
+	ino_inode in;
+	int r = ino_get(ss, rq->ino, &in);
+
+	if (r == 0)
+		ino_attr_fill(ss->svc, &in, &rs->attr);
+	return r;
+}
+
+static int ino_h_lookup(ino_session *ss, const ino_creds *c, const cm_fs_req *rq,
+			cm_fs_resp *rs, uint8_t *data)
+{
+	ino_inode dir, in;
+	uint32_t ino;
+	int r;
+
+	if (rq->namelen == 0 || rq->namelen > CM_FS_NAME_MAX)
+		return rq->namelen ? -ENAMETOOLONG : -EINVAL;
+	if (memchr(rq->name, '/', rq->namelen) || memchr(rq->name, '\0', rq->namelen))
+		return -EINVAL;
+	r = ino_get(ss, rq->ino, &dir);
+	if (r == 0 && !S_ISDIR(dir.mode))
+		r = -ENOTDIR;
+	if (r == 0)
+		r = ino_perm(&dir, c, 1);
+	if (r == 0)
+		r = ino_dir_lookup(ss->svc->fs, &dir, rq->name, rq->namelen, &ino);
+	if (r == 0)
+		r = ino_inode_read(ss->svc->fs, ino, &in);
+	if (r == 0)
+		ino_attr_fill(ss->svc, &in, &rs->attr);
+	return r;
+}
+
+struct ino_readdir_ctx {
+	ino_session *ss;
+	uint8_t *data;
+	uint32_t used, cap;
+	bool plus;
+	cm_fs_resp *rs;
+};
+
+static int ino_readdir_one(void *arg, uint32_t ino, uint8_t type, const char *name,
+			   size_t namelen, uint64_t next)
+{
+	struct ino_readdir_ctx *x = arg;
+	uint32_t reclen = (uint32_t)((sizeof(cm_fs_dirent) + namelen + 7) & ~(size_t)7);
+	cm_fs_dirent de = {.ino = ino, .next = next, .type = type, .namelen = (uint8_t)namelen};
+	ino_inode in;
+
+	if (x->plus)
+		reclen += sizeof(cm_fs_attr);
+	if (x->used + reclen > x->cap)
+		return 1;
+	de.reclen = (uint16_t)reclen;
+	memcpy(x->data + x->used, &de, sizeof(de));
+	memcpy(x->data + x->used + sizeof(de), name, namelen);
+	if (x->plus) {
+		cm_fs_attr *a = (cm_fs_attr *)(x->data + x->used + reclen - sizeof(cm_fs_attr));
+		memset(a, 0, sizeof(*a));
+		if (ino_inode_read(x->ss->svc->fs, ino, &in) == 0)
+			ino_attr_fill(x->ss->svc, &in, a);
+	}
+	x->used += reclen;
+	x->rs->count++;
+	x->rs->next = next;
+	return 0;
+}
+
+static int ino_h_readdir(ino_session *ss, const ino_creds *c, const cm_fs_req *rq,
+			 cm_fs_resp *rs, uint8_t *data)
+{
+	struct ino_readdir_ctx x = {
+		.ss = ss, .data = data, .rs = rs, .plus = rq->flags & CM_FS_READDIR_PLUS,
+		.cap = rq->length < CM_SEG_DATA ? rq->length : CM_SEG_DATA,
+	};
+	ino_inode dir;
+	int r = ino_get(ss, rq->ino, &dir);
+
+	if (r == 0 && !S_ISDIR(dir.mode))
+		r = -ENOTDIR;
+	if (r == 0)
+		r = ino_perm(&dir, c, 4);
+	rs->next = rq->offset;
+	if (r == 0)
+		r = ino_dir_iterate(ss->svc->fs, &dir, rq->offset, ino_readdir_one, &x);
+	if (r < 0)
+		return r;
+	rs->eof = r == 0;
+	if (r > 0 && rs->count == 0)
+		return -EINVAL; /* the buffer cannot hold one entry */
+	rs->length = x.used;
+	return 0;
+}
+
+static int ino_h_read(ino_session *ss, const ino_creds *c, const cm_fs_req *rq,
+		      cm_fs_resp *rs, uint8_t *data)
+{
+	uint32_t len = rq->length < CM_SEG_DATA ? rq->length : CM_SEG_DATA;
+	ino_inode in;
+	ssize_t n;
+	int r = ino_get(ss, rq->ino, &in);
+
+	if (r == 0 && S_ISDIR(in.mode))
+		r = -EISDIR;
+	else if (r == 0 && !S_ISREG(in.mode))
+		r = -EINVAL;
+	if (r == 0)
+		r = ino_perm(&in, c, 4);
+	if (r < 0)
+		return r;
+	n = ino_file_read(ss->svc->fs, &in, data, len, rq->offset);
+	if (n < 0)
+		return (int)n;
+	rs->length = (uint32_t)n;
+	rs->eof = rq->offset + (uint64_t)n >= in.size;
+	ino_attr_fill(ss->svc, &in, &rs->attr);
+	return 0;
+}
+
+static int ino_h_readlink(ino_session *ss, const ino_creds *c, const cm_fs_req *rq,
+			  cm_fs_resp *rs, uint8_t *data)
+{
+	ino_inode in;
+	ssize_t n;
+	int r = ino_get(ss, rq->ino, &in);
+
+	if (r < 0)
+		return r;
+	n = ino_readlink(ss->svc->fs, &in, (char *)data, CM_SEG_DATA);
+	if (n < 0)
+		return (int)n;
+	rs->length = (uint32_t)n;
+	return 0;
+}
+
+static int ino_h_statfs(ino_session *ss, const ino_creds *c, const cm_fs_req *rq,
+			cm_fs_resp *rs, uint8_t *data)
+{
+	struct ino_statfs st;
+	int r = ino_statfs(ss->svc->fs, &st);
+
+	if (r < 0)
+		return r;
+	rs->statfs = (cm_fs_statfs){
+		.blocks = st.blocks, .bfree = st.bfree, .bavail = st.bavail,
+		.files = st.files, .ffree = st.ffree, .bsize = st.bsize, .namemax = st.namemax,
+	};
+	return 0;
+}
+
+static int ino_h_access(ino_session *ss, const ino_creds *c, const cm_fs_req *rq,
+			cm_fs_resp *rs, uint8_t *data)
+{
+	ino_inode in;
+	int r = ino_get(ss, rq->ino, &in);
+
+	if (r == 0 && (rq->flags & ~7u))
+		r = -EINVAL;
+	if (r == 0)
+		r = ino_perm(&in, c, (int)rq->flags);
+	if (r == 0)
+		ino_attr_fill(ss->svc, &in, &rs->attr);
+	return r;
+}
+
+static const struct {
+	ino_handler *handle;
+	const char *name;
+} ino_handlers[] = {
+	[CM_FS_LOOKUP] = {ino_h_lookup, "lookup"},
+	[CM_FS_GETATTR] = {ino_h_getattr, "getattr"},
+	[CM_FS_READDIR] = {ino_h_readdir, "readdir"},
+	[CM_FS_READ] = {ino_h_read, "read"},
+	[CM_FS_READLINK] = {ino_h_readlink, "readlink"},
+	[CM_FS_STATFS] = {ino_h_statfs, "statfs"},
+	[CM_FS_ACCESS] = {ino_h_access, "access"},
+};
+
+/* The caller's credentials: the peer's, or those it passes if privileged. */
+static void ino_creds_of(ino_session *ss, const cm_fs_req *rq, ino_creds *c)
+{
+	*c = ss->peer;
+	if (!ss->privileged || !rq->use_creds)
+		return;
+	c->uid = rq->creds.uid;
+	c->gid = rq->creds.gid;
+	c->ngroups = rq->creds.ngroups < CM_FS_MAX_GROUPS ? rq->creds.ngroups : CM_FS_MAX_GROUPS;
+	memcpy(c->groups, rq->creds.groups, sizeof(c->groups));
+}
+
+void ino_dispatch(ino_session *ss, const cm_fs_req *rq, cm_fs_resp *rs, uint8_t *data)
+{
+	cm_fs_req local = *rq;
+	ino_creds c;
+
+	local.name[CM_FS_NAME_MAX] = '\0';
+	if (local.hdr.version != CM_FS_VERSION) {
+		rs->hdr.status = -EPROTO;
+		return;
+	}
+	if (local.hdr.op >= sizeof(ino_handlers) / sizeof(ino_handlers[0]) ||
+	    !ino_handlers[local.hdr.op].handle) {
+		rs->hdr.status = -EPROTONOSUPPORT;
+		return;
+	}
+	ino_creds_of(ss, &local, &c);
+	rs->hdr.status = ino_handlers[local.hdr.op].handle(ss, &c, &local, rs, data);
+}

@@ -1,0 +1,297 @@
+/*
+ * htree.c - name lookup through a dir_index (htree) directory index, as
+ * ext3's dx_probe() and ext3_dx_find_entry(): hash the name, binary-search
+ * the dx_root (and one level of dx_node), search the leaf, and continue to
+ * the next leaf while its starting hash says the collision run goes on.
+ *
+ * A malformed index is reported as INO_BAD_DX with the block and reason
+ * (never logged here): ino_dir_lookup() logs it once and searches
+ * linearly, as ext3 does on ERR_BAD_DX_DIR.  Depth is at most 2 frames
+ * (EXT3_DX_MAX_INDIRECT), the leaf walk at most the directory's blocks;
+ * every frame's block is put before returning.
+ */
+#include "internal.h"
+
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "log.h"
+
+/* One index block on the lookup path. */
+struct dx_frame {
+	ino_buf b;
+	const struct ext3_dx_entry *entries;	/* [0] holds count/limit */
+	uint32_t count;				/* checked: 1..limit */
+	uint32_t at;				/* entry followed */
+};
+
+bool ino_is_dx(const ino_fs *fs, const ino_inode *dir)
+{
+	return fs->has_dir_index && (dir->flags & EXT3_INDEX_FL);
+}
+
+__attribute__((format(printf, 3, 4)))
+static int dx_bad(ino_dx_bad *bad, uint64_t blk, const char *fmt, ...)
+{
+	va_list ap;
+
+	bad->blk = blk;
+	va_start(ap, fmt);
+	vsnprintf(bad->why, sizeof(bad->why), fmt, ap);
+	va_end(ap);
+	return INO_BAD_DX;
+}
+
+static uint32_t dx_hash_at(const struct dx_frame *f, uint32_t i)
+{
+	return cm_le32(f->entries[i].hash);
+}
+
+/* ext3 keeps the top 8 bits of a dx block number for future flags. */
+static uint32_t dx_block_at(const struct dx_frame *f, uint32_t i)
+{
+	return cm_le32(f->entries[i].block) & 0x00ffffff;
+}
+
+/* Checks the count/limit pair at byte `off` and sets up the frame. */
+static int dx_frame_init(const ino_fs *fs, struct dx_frame *f, uint32_t off,
+			 uint32_t want_limit, ino_dx_bad *bad)
+{
+	const struct ext3_dx_countlimit *cl;
+	uint32_t limit;
+
+	if (fs->has_csum_tail)
+		want_limit -= INO_DX_TAIL_SIZE / sizeof(struct ext3_dx_entry);
+	cl = (const struct ext3_dx_countlimit *)(f->b.data + off);
+	limit = cm_le16(cl->limit);
+	f->count = cm_le16(cl->count);
+	if (limit != want_limit)
+		return dx_bad(bad, f->b.blocknr, "index limit %u, want %u",
+			      limit, want_limit);
+	if (f->count == 0 || f->count > limit)
+		return dx_bad(bad, f->b.blocknr, "index count %u, limit %u",
+			      f->count, limit);
+	f->entries = (const struct ext3_dx_entry *)(f->b.data + off);
+	f->at = 0;
+	return 0;
+}
+
+/* Follows the last entry whose hash is <= hash (entry 0 covers 0). */
+static void dx_search(struct dx_frame *f, uint32_t hash)
+{
+	uint32_t lo = 1, hi = f->count, mid;
+
+	while (lo < hi) {
+		mid = lo + (hi - lo) / 2;
+		if (dx_hash_at(f, mid) > hash)
+			hi = mid;
+		else
+			lo = mid + 1;
+	}
+	f->at = lo - 1;
+}
+
+/* Reads and checks the dx_root; returns its levels and hash version. */
+static int dx_read_root(ino_fs *fs, const ino_inode *dir, struct dx_frame *f,
+			unsigned *ret_levels, unsigned *ret_version,
+			ino_dx_bad *bad)
+{
+	uint32_t bs = fs->geom.block_size;
+	const struct ext3_dx_root *root;
+	const struct ext3_dx_root_info *info;
+	int r;
+
+	r = ino_dir_block_get(fs, dir, 0, &f->b);
+	if (r < 0)
+		return r;
+	root = (const struct ext3_dx_root *)f->b.data;
+	info = &root->info;
+	if (cm_le16(root->dot.rec_len) != 12 ||
+	    cm_le16(root->dotdot.rec_len) != bs - 12)
+		return dx_bad(bad, f->b.blocknr, "block 0 is not a dx_root");
+	if (info->hash_version > EXT3_DX_HASH_TEA)
+		return dx_bad(bad, f->b.blocknr, "unknown hash version %u",
+			      info->hash_version);
+	if (info->unused_flags & 1)
+		return dx_bad(bad, f->b.blocknr, "unknown hash flags 0x%x",
+			      info->unused_flags);
+	if (info->indirect_levels > EXT3_DX_MAX_INDIRECT)
+		return dx_bad(bad, f->b.blocknr, "indirect_levels %u > %u",
+			      info->indirect_levels, EXT3_DX_MAX_INDIRECT);
+	if (info->info_length != sizeof(*info))
+		return dx_bad(bad, f->b.blocknr, "info_length %u, want %zu",
+			      info->info_length, sizeof(*info));
+	r = dx_frame_init(fs, f, offsetof(struct ext3_dx_root, entries),
+			  (bs - EXT3_DIR_REC_LEN(1) - EXT3_DIR_REC_LEN(2) -
+			   sizeof(*info)) / sizeof(struct ext3_dx_entry), bad);
+	if (r)
+		return r;
+	*ret_levels = info->indirect_levels + 1;
+	*ret_version = info->hash_version;
+	return 0;
+}
+
+/* Reads the dx_node at directory block lblk into f. */
+static int dx_read_node(ino_fs *fs, const ino_inode *dir, uint64_t nblocks,
+			const struct dx_frame *parent, struct dx_frame *f,
+			ino_dx_bad *bad)
+{
+	uint32_t bs = fs->geom.block_size;
+	uint32_t lblk = dx_block_at(parent, parent->at);
+	const struct ext3_fake_dirent *fake;
+	int r;
+
+	if (lblk == 0 || lblk >= nblocks)
+		return dx_bad(bad, parent->b.blocknr,
+			      "index entry %u points to block %u of %llu",
+			      parent->at, lblk, (unsigned long long)nblocks);
+	ino_blk_put(fs, &f->b);
+	r = ino_dir_block_get(fs, dir, lblk, &f->b);
+	if (r < 0)
+		return r;
+	fake = (const struct ext3_fake_dirent *)f->b.data;
+	if (cm_le32(fake->inode) != 0 ||
+	    ino_rec_len_decode(cm_le16(fake->rec_len), bs) != bs)
+		return dx_bad(bad, f->b.blocknr, "block %u is not a dx_node",
+			      lblk);
+	return dx_frame_init(fs, f, offsetof(struct ext3_dx_node, entries),
+			     (bs - EXT3_DIR_REC_LEN(0)) /
+			     sizeof(struct ext3_dx_entry), bad);
+}
+
+/*
+ * Moves to the next leaf if it continues the collision run of `hash`
+ * (ext3_htree_next_block).  Returns 0 (moved), -ENOENT (the run ends),
+ * INO_BAD_DX or -errno.
+ */
+static int dx_next(ino_fs *fs, const ino_inode *dir, uint64_t nblocks,
+		   struct dx_frame *frames, unsigned levels, uint32_t hash,
+		   ino_dx_bad *bad)
+{
+	unsigned i = levels - 1;
+	int r;
+
+	while (frames[i].at + 1 >= frames[i].count) {
+		if (i == 0)
+			return -ENOENT;
+		i--;
+	}
+	frames[i].at++;
+	if ((dx_hash_at(&frames[i], frames[i].at) & ~1u) != hash)
+		return -ENOENT;
+	for (i++; i < levels; i++) {
+		r = dx_read_node(fs, dir, nblocks, &frames[i - 1], &frames[i],
+				 bad);
+		if (r)
+			return r;
+	}
+	return 0;
+}
+
+/* Searches the leaf the frames point at, then its continuations. */
+static int dx_search_leaves(ino_fs *fs, const ino_inode *dir,
+			    uint64_t nblocks, struct dx_frame *frames,
+			    unsigned levels, uint32_t hash, const char *name,
+			    size_t namelen, uint32_t *ret_ino, ino_dx_bad *bad)
+{
+	const struct dx_frame *last = &frames[levels - 1];
+	char why[sizeof(bad->why) - 16];
+	ino_buf b = { 0 };
+	uint64_t n, blocknr;
+	uint32_t leaf;
+	int r;
+
+	for (n = 0; n < nblocks; n++) {
+		leaf = dx_block_at(last, last->at);
+		if (leaf == 0 || leaf >= nblocks)
+			return dx_bad(bad, last->b.blocknr,
+				      "index entry %u points to block %u of %llu",
+				      last->at, leaf,
+				      (unsigned long long)nblocks);
+		r = ino_dir_block_get(fs, dir, leaf, &b);
+		if (r < 0)
+			return r;
+		blocknr = b.blocknr;
+		r = ino_dirblock_search(fs, b.data, name, namelen, ret_ino,
+					why, sizeof(why));
+		ino_blk_put(fs, &b);
+		if (r < 0)
+			return dx_bad(bad, blocknr, "leaf %u: %s", leaf, why);
+		if (r > 0)
+			return 0;
+		r = dx_next(fs, dir, nblocks, frames, levels, hash, bad);
+		if (r)
+			return r;
+	}
+	return dx_bad(bad, frames[0].b.blocknr, "more leaves than blocks");
+}
+
+int ino_dx_find(ino_fs *fs, const ino_inode *dir, const char *name,
+		size_t namelen, uint32_t *ret_ino, ino_dx_bad *bad)
+{
+	struct dx_frame frames[INO_DX_MAX_LEVELS];
+	unsigned levels = 0, version = 0, i;
+	int64_t nblocks;
+	uint32_t hash = 0;
+	int r;
+
+	/* "." and ".." live in block 0 only (ext3_dx_find_entry) */
+	if ((namelen == 1 && name[0] == '.') ||
+	    (namelen == 2 && name[0] == '.' && name[1] == '.'))
+		return ino_dir_lookup_linear(fs, dir, name, namelen, ret_ino);
+	nblocks = ino_dir_nblocks(fs, dir);
+	if (nblocks < 0)
+		return nblocks;
+	memset(frames, 0, sizeof(frames));
+	r = dx_read_root(fs, dir, &frames[0], &levels, &version, bad);
+	if (r == 0) {
+		if (fs->hash_unsigned)
+			version += EXT3_DX_HASH_LEGACY_UNSIGNED;
+		(void)ino_hash(version, fs->hash_seed, name, namelen, &hash,
+			       NULL);
+		dx_search(&frames[0], hash);
+		for (i = 1; r == 0 && i < levels; i++) {
+			r = dx_read_node(fs, dir, nblocks, &frames[i - 1],
+					 &frames[i], bad);
+			if (r == 0)
+				dx_search(&frames[i], hash);
+		}
+	}
+	if (r == 0)
+		r = dx_search_leaves(fs, dir, nblocks, frames, levels, hash,
+				     name, namelen, ret_ino, bad);
+	for (i = 0; i < INO_DX_MAX_LEVELS; i++)
+		ino_blk_put(fs, &frames[i].b);
+	return r;
+}
+
+int ino_dx_lookup(ino_fs *fs, const ino_inode *dir, const char *name,
+		  size_t namelen, uint32_t *ret_ino)
+{
+	ino_dx_bad bad;
+	int r;
+
+	if (!ino_is_type(dir, EXT3_S_IFDIR))
+		return -ENOTDIR;
+	if (namelen == 0)
+		return -ENOENT;
+	if (namelen > EXT3_NAME_LEN)
+		return -ENAMETOOLONG;
+	if (!ino_is_dx(fs, dir))
+		return -ENODATA;
+	r = ino_dx_find(fs, dir, name, namelen, ret_ino, &bad);
+	if (r != INO_BAD_DX)
+		return r;
+	cm_warn("corrupt htree ino=%u blk=%llu: %s", dir->ino,
+		(unsigned long long)bad.blk, bad.why);
+	return -EUCLEAN;
+}
+
+int ino_dirhash(const ino_fs *fs, unsigned version, const char *name,
+		size_t namelen, uint32_t *ret_hash, uint32_t *ret_minor)
+{
+	return ino_hash(version, fs->hash_seed, name, namelen, ret_hash,
+			ret_minor);
+}

@@ -1,0 +1,150 @@
+/*
+ * internal.h - what libext3fs's files share: the ino_fs fields, the block
+ * get/put wrappers, the directory-entry checks and the hash helpers.
+ *
+ * Every ino_fs field is [immutable]: set by ino_fs_mount() before the fs is
+ * returned, never written after, so no lock protects them.
+ */
+#ifndef INO_INTERNAL_H
+#define INO_INTERNAL_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "ext3fs.h"
+#include "ondisk.h"
+
+/* ext4's metadata_csum (ro_compat): dx blocks end in an 8-byte tail. */
+#define INO_RO_COMPAT_METADATA_CSUM	0x0400
+#define INO_DX_TAIL_SIZE		8
+
+/* htree frames: the root and at most one level of nodes (ext3). */
+#define INO_DX_MAX_LEVELS	(EXT3_DX_MAX_INDIRECT + 1)
+
+struct ino_fs {
+	ino_blksrc src;				/* [immutable] */
+	cm_ext3_geom geom;			/* [immutable] */
+	struct ext3_super_block sb;		/* copy at mount [immutable] */
+	uint32_t *itable;			/* per group [immutable] */
+	uint32_t addr_per_block;		/* block pointers per block */
+	unsigned addr_bits;			/* log2(addr_per_block) */
+	uint32_t first_ino;			/* first non-reserved inode */
+	uint32_t hash_seed[4];			/* host order [immutable] */
+	bool hash_unsigned;			/* s_flags, signed if unset */
+	bool has_filetype;
+	bool has_dir_index;
+	bool has_csum_tail;			/* metadata_csum: dx tail */
+};
+
+/* A block held through the source; put it back with ino_blk_put(). */
+typedef struct ino_buf {
+	const uint8_t *data;			/* block_size bytes */
+	void *cookie;
+	uint64_t blocknr;
+} ino_buf;
+
+/*
+ * Gets fs block `blocknr`.  The caller has checked that it is inside the
+ * fs; a block beyond blocks_count still gives -EUCLEAN here, unlogged.
+ * Returns 0 or -errno; on success the block must be put.
+ */
+int ino_blk_get(ino_fs *fs, uint64_t blocknr, ino_buf *b);
+void ino_blk_put(ino_fs *fs, ino_buf *b);
+
+/* True if blocknr may be a data or metadata block: [first_data, count). */
+static inline bool ino_blk_valid(const ino_fs *fs, uint64_t blocknr)
+{
+	return blocknr >= fs->geom.first_data_block &&
+	       blocknr < fs->geom.blocks_count;
+}
+
+static inline bool ino_is_type(const ino_inode *in, uint16_t type)
+{
+	return (in->mode & EXT3_S_IFMT) == type;
+}
+
+/* True for inodes whose i_block[] is a block map (not a fast symlink). */
+bool ino_has_block_map(const ino_fs *fs, const ino_inode *in);
+
+/* inode.c: decodes raw on-disk inode bytes into *ret. */
+void ino_inode_decode(const struct ext3_inode *raw, uint32_t ino,
+		      ino_inode *ret);
+
+/* inode.c: the inode-table block holding inode ino (0 if out of range). */
+uint64_t ino_inode_blocknr(const ino_fs *fs, uint32_t ino);
+
+/* symlink.c: true for a symlink whose target sits in i_block[]. */
+bool ino_is_fast_symlink(const ino_fs *fs, const ino_inode *in);
+
+/* rec_len as stored; 64 KiB blocks keep 65536 as 0 or 65535 (ext4). */
+static inline uint32_t ino_rec_len_decode(uint16_t v, uint32_t bs)
+{
+	if (bs < 65536)
+		return v;
+	if (v == 65535 || v == 0)
+		return 65536;
+	return (v & 65532) | (uint32_t)(v & 3) << 16;
+}
+
+/* A checked directory entry, host order; name points into the block. */
+typedef struct ino_dirent {
+	uint32_t ino;			/* 0 = unused entry */
+	uint32_t rec_len;		/* decoded, >= 8, fits the block */
+	uint8_t name_len;
+	uint8_t file_type;		/* EXT3_FT_UNKNOWN if not known */
+	const char *name;
+} ino_dirent;
+
+/*
+ * dir.c: decodes and checks the entry at byte `off` of a directory block
+ * (rec_len, name_len, inode number).  Returns 0, or -EUCLEAN with the
+ * reason in why.  Never logs: the caller names the inode and block.
+ */
+int ino_dirent_parse(const ino_fs *fs, const uint8_t *block, uint32_t off,
+		     ino_dirent *ret, char *why, size_t whylen);
+
+/*
+ * dir.c: searches one directory block for name.  Returns 1 and sets
+ * *ret_ino when found, 0 when not, -EUCLEAN with the reason in why.
+ */
+int ino_dirblock_search(const ino_fs *fs, const uint8_t *block,
+			const char *name, size_t namelen, uint32_t *ret_ino,
+			char *why, size_t whylen);
+
+/*
+ * dir.c: gets logical block lblk of directory dir; a hole is corruption
+ * (-EUCLEAN, logged).  Returns 0 or -errno; on success the block must be
+ * put.
+ */
+int ino_dir_block_get(ino_fs *fs, const ino_inode *dir, uint64_t lblk,
+		      ino_buf *b);
+
+/* dir.c: a directory's block count; -ENOTDIR, or -EUCLEAN (logged). */
+int64_t ino_dir_nblocks(const ino_fs *fs, const ino_inode *dir);
+
+/* dir.c: the linear lookup of ino_dir_lookup(). */
+int ino_dir_lookup_linear(ino_fs *fs, const ino_inode *dir, const char *name,
+			  size_t namelen, uint32_t *ret_ino);
+
+/*
+ * htree.c: the index lookup.  Returns 0 (found), -ENOENT, -errno for a
+ * block that cannot be read, or INO_BAD_DX with the index problem in
+ * *bad (not logged): the caller logs and may search linearly.
+ */
+#define INO_BAD_DX	1
+typedef struct ino_dx_bad {
+	uint64_t blk;
+	char why[128];
+} ino_dx_bad;
+
+int ino_dx_find(ino_fs *fs, const ino_inode *dir, const char *name,
+		size_t namelen, uint32_t *ret_ino, ino_dx_bad *bad);
+
+/* htree.c: the directory has an index ext3 would use. */
+bool ino_is_dx(const ino_fs *fs, const ino_inode *dir);
+
+/* dirhash.c: ext3fs_dirhash; -EINVAL for an unknown version. */
+int ino_hash(unsigned version, const uint32_t seed[4], const char *name,
+	     size_t namelen, uint32_t *ret_hash, uint32_t *ret_minor);
+
+#endif /* INO_INTERNAL_H */

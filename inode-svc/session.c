@@ -1,0 +1,242 @@
+/* session.c - client sessions: the listening socket RUNDIR/session.sock,
+ * the attach handshake (peer credentials from the kernel, the segment memfd
+ * by SCM_RIGHTS, sealed and checked), one worker per lane, and teardown
+ * when the client detaches or dies (its socket hangs up). A client that
+ * misbehaves during the handshake gets an error reply and is dropped;
+ * nothing it sends can stop the others being served. */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include "fdmsg.h"
+#include "internal.h"
+#include "log.h"
+#include "session.pb-c.h"
+
+#define INO_MAX_SESSIONS 48
+#define INO_ATTACH_TIMEOUT_MS 5000
+
+int ino_sessions_listen(ino_svc *s)
+{
+	struct sockaddr_un sa = {.sun_family = AF_UNIX};
+	int fd, n;
+
+	n = snprintf(sa.sun_path, sizeof(sa.sun_path), "%s/session.sock", s->rundir);
+	if (n < 0 || (size_t)n >= sizeof(sa.sun_path))
+		return -ENAMETOOLONG;
+	fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+	if (fd < 0)
+		return -errno;
+	(void)unlink(sa.sun_path);
+	if (bind(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0 || listen(fd, 64) < 0 ||
+	    chmod(sa.sun_path, 0666) < 0) {
+		int r = -errno;
+		close(fd);
+		return r;
+	}
+	s->listen_fd = fd;
+	return 0;
+}
+
+static int ino_peer_creds(int sock, ino_session *ss)
+{
+	gid_t groups[CM_FS_MAX_GROUPS];
+	socklen_t len = sizeof(struct ucred);
+	struct ucred cred;
+
+	if (getsockopt(sock, SOL_SOCKET, SO_PEERCRED, &cred, &len) < 0)
+		return -errno;
+	ss->peer.uid = cred.uid;
+	ss->peer.gid = cred.gid;
+	ss->peer_pid = cred.pid;
+	ss->privileged = cred.uid == 0;
+	len = sizeof(groups);
+	if (getsockopt(sock, SOL_SOCKET, SO_PEERGROUPS, groups, &len) == 0) {
+		ss->peer.ngroups = len / sizeof(gid_t);
+		for (uint32_t i = 0; i < ss->peer.ngroups; i++)
+			ss->peer.groups[i] = groups[i];
+	}
+	return 0;
+}
+
+static void ino_attach_reply(int sock, int status, const char *detail, ino_svc *s, uint64_t id)
+{
+	Ext3d__SessionAttachReply reply = EXT3D__SESSION_ATTACH_REPLY__INIT;
+
+	reply.status = status;
+	reply.detail = (char *)detail;
+	if (status == 0) {
+		reply.root_ino = EXT3_ROOT_INO;
+		reply.block_size = ino_fs_geom(s->fs)->block_size;
+		reply.session_id = id;
+	}
+	(void)fdmsg_send(sock, &reply.base, -1);
+}
+
+/* Reads and checks the attach message; maps the segment it carries. */
+static int ino_attach_handshake(int sock, ino_session *ss, const char **why)
+{
+	uint8_t buf[FDMSG_MAX];
+	Ext3d__SessionAttach *at;
+	int fd, n, r;
+
+	n = fdmsg_recv(sock, buf, &fd, INO_ATTACH_TIMEOUT_MS);
+	if (n < 0)
+		return *why = "no attach message", n;
+	at = ext3d__session_attach__unpack(NULL, (size_t)n, buf);
+	r = 0;
+	if (!at)
+		r = -EPROTO, *why = "malformed attach message";
+	else if (!at->header || at->header->version != EXT3D__VERSION__VERSION_CURRENT)
+		r = -EPROTONOSUPPORT, *why = "unsupported protocol version";
+	else if (fd < 0)
+		r = -EPROTO, *why = "attach carries no segment";
+	if (at)
+		ext3d__session_attach__free_unpacked(at, NULL);
+	if (r == 0 && (r = cm_seg_map(fd, &ss->seg)) < 0)
+		*why = "segment is not a sealed session segment of the right size";
+	if (r < 0 && fd >= 0 && !ss->seg)
+		close(fd);
+	return r;
+}
+
+static int ino_session_start_workers(ino_session *ss)
+{
+	for (unsigned i = 0; i < CM_SEG_LANES; i++) {
+		struct ino_lane_arg *arg = malloc(sizeof(*arg));
+		int r;
+		if (!arg)
+			return -ENOMEM;
+		arg->ss = ss;
+		arg->lane = i;
+		r = pthread_create(&ss->workers[i], NULL, ino_lane_main, arg);
+		if (r) {
+			free(arg);
+			return -r;
+		}
+	}
+	return 0;
+}
+
+static void ino_session_free(ino_session *ss)
+{
+	atomic_store(&ss->closing, true);
+	for (unsigned i = 0; i < CM_SEG_LANES; i++) {
+		if (!ss->workers[i])
+			continue;
+		cm_event_signal(&cm_seg_req(ss->seg, i)->own_not_empty);
+		pthread_join(ss->workers[i], NULL);
+	}
+	cm_seg_free(ss->seg);
+	close(ss->sock);
+	free(ss);
+}
+
+static int ino_session_count(ino_svc *s)
+{
+	int n = 0;
+
+	for (ino_session *ss = s->sessions; ss; ss = ss->next)
+		n++;
+	return n;
+}
+
+static void ino_session_accept(ino_svc *s)
+{
+	const char *why = "";
+	ino_session *ss;
+	int sock, r;
+
+	sock = accept4(s->listen_fd, NULL, NULL, SOCK_CLOEXEC);
+	if (sock < 0)
+		return;
+	ss = calloc(1, sizeof(*ss));
+	if (!ss) {
+		close(sock);
+		return;
+	}
+	ss->svc = s;
+	ss->sock = sock;
+	ss->id = ++s->next_session_id;
+	r = ino_peer_creds(sock, ss);
+	if (r == 0 && ino_session_count(s) >= INO_MAX_SESSIONS)
+		r = -EMFILE, why = "too many sessions";
+	if (r == 0)
+		r = ino_attach_handshake(sock, ss, &why);
+	if (r == 0 && (r = ino_session_start_workers(ss)) < 0)
+		why = "cannot start workers";
+	ino_attach_reply(sock, r, why, s, ss->id);
+	if (r < 0) {
+		cm_warn("attach from pid %d uid %u refused: %s", (int)ss->peer_pid, ss->peer.uid, why);
+		if (ss->seg)
+			ino_session_free(ss);
+		else {
+			close(sock);
+			free(ss);
+		}
+		return;
+	}
+	cm_info("session %llu: pid %d uid %u attached", (unsigned long long)ss->id,
+		(int)ss->peer_pid, ss->peer.uid);
+	pthread_mutex_lock(&s->sessions_mtx);
+	ss->next = s->sessions;
+	s->sessions = ss;
+	pthread_mutex_unlock(&s->sessions_mtx);
+}
+
+/* Removes and frees the sessions whose client hung up. */
+static void ino_sessions_reap(ino_svc *s, struct pollfd *pfds, int n)
+{
+	for (int i = 1; i < n; i++) {
+		ino_session **pp, *ss;
+		if (!(pfds[i].revents & (POLLHUP | POLLERR | POLLIN)))
+			continue;
+		pthread_mutex_lock(&s->sessions_mtx);
+		for (pp = &s->sessions; *pp && (*pp)->sock != pfds[i].fd; pp = &(*pp)->next)
+			;
+		ss = *pp;
+		if (ss)
+			*pp = ss->next;
+		pthread_mutex_unlock(&s->sessions_mtx);
+		if (ss) {
+			cm_info("session %llu: detached", (unsigned long long)ss->id);
+			ino_session_free(ss);
+		}
+	}
+}
+
+void ino_sessions_run(ino_svc *s)
+{
+	struct pollfd pfds[INO_MAX_SESSIONS + 1];
+
+	while (!cm_service_stopping()) {
+		int n = 1;
+		pfds[0] = (struct pollfd){.fd = s->listen_fd, .events = POLLIN};
+		pthread_mutex_lock(&s->sessions_mtx);
+		for (ino_session *ss = s->sessions; ss && n <= INO_MAX_SESSIONS; ss = ss->next)
+			pfds[n++] = (struct pollfd){.fd = ss->sock, .events = POLLIN};
+		pthread_mutex_unlock(&s->sessions_mtx);
+		if (poll(pfds, (nfds_t)n, 200) <= 0)
+			continue;
+		ino_sessions_reap(s, pfds, n);
+		if (pfds[0].revents & POLLIN)
+			ino_session_accept(s);
+	}
+}
+
+void ino_sessions_stop(ino_svc *s)
+{
+	ino_session *ss;
+
+	while ((ss = s->sessions)) {
+		s->sessions = ss->next;
+		ino_session_free(ss);
+	}
+	close(s->listen_fd);
+}

@@ -1,0 +1,122 @@
+#!/bin/sh
+# readpath.t - the read path end to end: images built by mke2fs -t ext3 -d
+# from a generated tree (1 KiB and 4 KiB blocks; the big directory indexed
+# by e2fsck -D) read back through libext3d and through the CLI equal to the
+# tree; permission checks as an unprivileged uid; many clients at once; a
+# client SIGKILLed mid-read leaves inode-svc serving the others.
+set -u
+. "$(dirname "$0")/../lib/tap.sh"
+. "$T_TOP/tests/lib/instance.sh"
+
+xt=$EXT3D_BUILD/tests/tools/x3-tree
+chmod 755 "$T_TMP" # other uids reach the run directory through it
+tree=$T_TMP/tree
+nentries=${EXT3D_BIGDIR:-20000}
+python3 "$T_TOP/tests/lib/mktree.py" "$tree" --big-dir "$nentries"
+t_ok $? "test tree made ($nentries-entry directory)"
+"$xt" host "$tree" >"$T_TMP/want" 2>"$T_TMP/want.err"
+t_ok $? "manifest of the tree from the host"
+
+start() { # start NAME IMAGE
+	t_instance_start "$1" "$T_TOP/compose/ext3d.compose" --set "IMAGE=$2" --set BLOCKDEV_ARGS=
+}
+
+for bs in 1024 4096; do
+	img=$T_TMP/img-$bs n=t-read-$bs
+	[ $bs = 1024 ] && size=160M || size=256M
+	mke2fs -q -F -t ext3 -b $bs -d "$tree" "$img" $size >"$T_TMP/mkfs.log" 2>&1
+	t_ok $? "mke2fs -t ext3 -b $bs -d TREE"
+	e2fsck -fyD "$img" >/dev/null 2>&1
+	t_ok "$([ $? -le 1 ]; echo $?)" "e2fsck -fyD indexes the directories ($bs)"
+	debugfs -R "stat /bigdir" "$img" 2>/dev/null | grep -q "Flags: 0x1000"
+	t_ok $? "bigdir has the htree index flag ($bs)"
+	start $n "$img"
+	t_ok $? "instance on the $bs-byte-block image ready"
+
+	"$xt" --instance $n ext3d / >"$T_TMP/got" 2>"$T_TMP/got.err"
+	t_ok $? "libext3d walks the whole tree ($bs)"
+	diff "$T_TMP/want" "$T_TMP/got" >"$T_TMP/diff"
+	t_ok $? "every name, type, mode, owner, link count, size, content, target and device equals the tree ($bs)"
+	head -20 "$T_TMP/diff" | sed 's/^/# /'
+
+	"$T_EXT3D" --instance $n get /big "$T_TMP/big.out"
+	cmp -s "$tree/big" "$T_TMP/big.out"
+	t_ok $? "ext3d get of the double-indirect file is byte for byte ($bs)"
+	"$T_EXT3D" --instance $n get /holes "$T_TMP/holes.out"
+	cmp -s "$tree/holes" "$T_TMP/holes.out"
+	t_ok $? "ext3d get of a file with holes is byte for byte ($bs)"
+	t_is "$("$T_EXT3D" --instance $n cat /level0/level1/f0 | cksum)" "$(cksum <"$tree/level0/level1/f0")" \
+		"ext3d cat ($bs)"
+	t_is "$("$T_EXT3D" --instance $n cat /abs-link | cksum)" "$(cksum <"$tree/level0/level1/f0")" \
+		"ext3d cat follows an absolute symlink ($bs)"
+	t_is "$("$T_EXT3D" --instance $n ls /bigdir | grep -c '^entry-')" "$nentries" \
+		"ext3d ls lists every entry of the big directory ($bs)"
+	t_is "$("$T_EXT3D" --instance $n ls -R / | grep -v '^$' | grep -v ':$' | grep -vc '^\.\.\?$')" \
+		"$(( $(find "$tree" -mindepth 1 | wc -l) + 1 ))" "ext3d ls -R lists every name (and lost+found) ($bs)"
+	"$T_EXT3D" --instance $n stat /big >"$T_TMP/stat"
+	grep -q "Size: $(stat -c %s "$tree/big")" "$T_TMP/stat"
+	t_ok $? "ext3d stat shows the size ($bs)"
+	"$T_EXT3D" --instance $n ls -l / | grep -q "^lrwxrwxrwx .* fast-link -> big$"
+	t_ok $? "ext3d ls -l shows a symlink's target ($bs)"
+	"$T_EXT3D" --instance $n cat /no-such-file 2>"$T_TMP/err"
+	t_ok "$([ $? -ne 0 ] && grep -q "No such file" "$T_TMP/err"; echo $?)" "a missing file: ENOENT ($bs)"
+	"$T_EXT3D" --instance $n cat /level0 2>"$T_TMP/err"
+	t_ok "$([ $? -ne 0 ] && grep -q "Is a directory" "$T_TMP/err"; echo $?)" "cat of a directory: EISDIR ($bs)"
+
+	if [ $bs = 4096 ]; then
+		# Several clients at once.
+		pids=
+		for k in 1 2 3 4; do
+			"$xt" --instance $n ext3d / >"$T_TMP/par$k" 2>&1 &
+			pids="$pids $!"
+		done
+		wait $pids
+		ok=0
+		for k in 1 2 3 4; do cmp -s "$T_TMP/want" "$T_TMP/par$k" || ok=1; done
+		t_ok $ok "four clients walking the tree at once all read it right"
+
+		# A client killed in the middle of a read.
+		ino_pid=$(t_svc_pid $n inode-svc)
+		( while :; do "$T_EXT3D" --instance $n cat /big >/dev/null; done ) &
+		loop=$!
+		sleep 1
+		pkill -KILL -P $loop ext3d; kill -KILL $loop 2>/dev/null; wait $loop 2>/dev/null
+		sleep 0.3
+		"$xt" --instance $n ext3d / >"$T_TMP/after" 2>&1
+		cmp -s "$T_TMP/want" "$T_TMP/after"
+		t_ok $? "after a client was SIGKILLed mid-read, another reads the whole tree"
+		t_is "$(t_svc_pid $n inode-svc)" "$ino_pid" "inode-svc was not disturbed"
+		grep -q "detached" "$T_TMP/$n.log"
+		t_ok $? "the dead client's session was cleaned up"
+
+		# Permission checks as another uid.
+		if [ "$(id -u)" -eq 0 ] && command -v setpriv >/dev/null; then
+			as_nobody() { setpriv --reuid=65534 --regid=65534 --clear-groups "$@"; }
+			as_nobody "$T_EXT3D" --instance $n cat /world-readable >"$T_TMP/o" 2>&1
+			t_is "$(cat "$T_TMP/o")" everyone "an unprivileged uid reads a 0644 file"
+			as_nobody "$T_EXT3D" --instance $n cat /root-only >"$T_TMP/o" 2>&1
+			grep -q "Permission denied" "$T_TMP/o"
+			t_ok $? "an unprivileged uid cannot read a 0600 root file (EACCES)"
+			as_nobody "$T_EXT3D" --instance $n cat /private/secret >"$T_TMP/o" 2>&1
+			grep -q "Permission denied" "$T_TMP/o"
+			t_ok $? "nor look up a name in a 0700 directory"
+			as_nobody "$T_EXT3D" --instance $n ls /no-exec >"$T_TMP/o" 2>&1
+			t_ok $? "lists a readable directory without search permission"
+			as_nobody "$T_EXT3D" --instance $n cat /group-readable >"$T_TMP/o" 2>&1
+			grep -q "Permission denied" "$T_TMP/o"
+			t_ok $? "cannot read a 0640 file of another group"
+			setpriv --reuid=65534 --regid=65534 --groups=100 "$T_EXT3D" --instance $n \
+				cat /group-readable >"$T_TMP/o" 2>&1
+			t_is "$(cat "$T_TMP/o")" "group 100" "reads it as a member of that supplementary group"
+			as_nobody "$T_EXT3D" --instance $n cat /nobody-file >"$T_TMP/o" 2>&1
+			t_is "$(cat "$T_TMP/o")" nobody-file "reads its own file"
+		else
+			t_skip "needs root and setpriv" "permission checks as another uid"
+		fi
+	fi
+	t_instance_stop $n
+	e2fsck -fn "$img" >"$T_TMP/fsck" 2>&1
+	t_ok $? "e2fsck -fn finds nothing to fix afterwards ($bs)"
+done
+
+t_done
