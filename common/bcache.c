@@ -497,6 +497,68 @@ int cm_bcache_read(cm_bcache *c, cm_bdev *bd, uint64_t blocknr, cm_bh **ret)
 	return 0;
 }
 
+/* Starts the read of one prefetched block; false if it needs none or
+ * cannot be started (the caller drops bh then). */
+static bool cm_bcache_prefetch_start(cm_bcache *c, cm_bdev *bd, cm_bh *bh)
+{
+	uint32_t nsect = c->sh->block_size / CM_BD_SECTOR;
+	cm_bd_rec rec = {.hdr.op = CM_BD_READ, .nsect = nsect, .data_off = bh->b_data};
+
+	if (cm_bh_test(bh, CM_BH_UPTODATE) || !cm_bh_trylock(bh))
+		return false;
+	rec.sector = cm_bh_blocknr(bh) * nsect;
+	if (cm_bh_test(bh, CM_BH_UPTODATE) || cm_bh_blocknr(bh) > UINT64_MAX / nsect ||
+	    cm_bdev_submit(bd, &rec) < 0) {
+		cm_bh_unlock(c, bh);
+		return false;
+	}
+	atomic_fetch_add(&c->sh->reads, 1);
+	return true;
+}
+
+/* Ends the oldest prefetch read in flight. */
+static void cm_bcache_prefetch_end(cm_bcache *c, cm_bdev *bd, cm_bh *bh)
+{
+	cm_bd_rec rec;
+	int r = cm_bdev_reap(bd, &rec);
+
+	if (r == 0)
+		r = rec.hdr.status;
+	if (r == 0)
+		atomic_fetch_or(&bh->b_state, CM_BH_UPTODATE);
+	else
+		atomic_fetch_add(&c->sh->errors, 1);
+	atomic_store(&bh->b_error, r);
+	cm_bh_unlock(c, bh);
+	cm_bcache_put(c, bh);
+}
+
+void cm_bcache_prefetch(cm_bcache *c, cm_bdev *bd, const uint64_t *blocks, size_t n)
+{
+	cm_bh *inflight[CM_CHAN_DEPTH];
+	size_t next = 0, first = 0, count = 0;
+
+	while (next < n || count > 0) {
+		while (next < n && count < CM_CHAN_DEPTH) {
+			cm_bh *bh;
+			if (cm_bcache_getblk(c, blocks[next++], &bh) < 0) {
+				next = n; /* the cache is full: read the rest one by one */
+				break;
+			}
+			if (!cm_bcache_prefetch_start(c, bd, bh)) {
+				cm_bcache_put(c, bh);
+				continue;
+			}
+			inflight[(first + count++) % CM_CHAN_DEPTH] = bh;
+		}
+		if (count == 0)
+			continue;
+		cm_bcache_prefetch_end(c, bd, inflight[first]);
+		first = (first + 1) % CM_CHAN_DEPTH;
+		count--;
+	}
+}
+
 int cm_bcache_write(cm_bcache *c, cm_bdev *bd, cm_bh *bh)
 {
 	int r = cm_bh_lock(c, bh);

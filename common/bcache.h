@@ -92,6 +92,12 @@ void cm_bcache_put(cm_bcache *c, cm_bh *bh);
  * and sync wait on the blockdev ring or on a LOCKED buffer, so (DESIGN) the
  * caller holds no arena lock; getblk, get and put never wait on either. */
 int cm_bcache_read(cm_bcache *c, cm_bdev *bd, uint64_t blocknr, cm_bh **ret);
+/* Starts reading the blocks of the list that are not cached, up to
+ * CM_CHAN_DEPTH at a time on bd's channel, and waits for them: one pipelined
+ * stream instead of a round trip per block. Blocks another thread is
+ * reading, and any that cannot be cached or read, are skipped: the read
+ * that follows reports their errors. bd must have nothing else in flight. */
+void cm_bcache_prefetch(cm_bcache *c, cm_bdev *bd, const uint64_t *blocks, size_t n);
 /* Writes bh home if DIRTY (clearing it; set again if the write fails).
  * The caller holds a reference. */
 int cm_bcache_write(cm_bcache *c, cm_bdev *bd, cm_bh *bh);

@@ -33,12 +33,20 @@ void cm_event_init(cm_event *e)
 {
 	atomic_init(&e->seq, 0);
 	atomic_init(&e->waiters, 0);
+	atomic_init(&e->woken, 0);
 }
 
 uint32_t cm_event_prepare(cm_event *e)
 {
+	uint32_t seq;
+
 	atomic_fetch_add(&e->waiters, 1);
-	return atomic_load(&e->seq);
+	seq = atomic_load(&e->seq);
+	/* After reading seq: a signal that bumps it later either finds woken
+	 * clear and wakes, or set by a wake that came after our read, which
+	 * our futex wait then sees as a changed seq. */
+	atomic_store(&e->woken, 0);
+	return seq;
 }
 
 int cm_event_wait(cm_event *e, uint32_t seq, int timeout_ms)
@@ -57,7 +65,8 @@ void cm_event_cancel(cm_event *e)
 void cm_event_signal(cm_event *e)
 {
 	atomic_fetch_add(&e->seq, 1);
-	if (atomic_load(&e->waiters) > 0)
+	if (atomic_load(&e->waiters) > 0 && !atomic_load_explicit(&e->woken, memory_order_relaxed) &&
+	    !atomic_exchange(&e->woken, 1))
 		cm_futex_wake(&e->seq, INT_MAX);
 }
 

@@ -7,8 +7,10 @@
  * its condition, then cm_event_wait() (or cm_event_cancel()); a signaller
  * publishes its change first, then calls cm_event_signal(). No wake-up is
  * lost: either the waiter sees the change when it re-checks, or its futex
- * wait sees the bumped sequence. A waiter that dies only leaves `waiters`
- * high, which costs later signallers a useless wake syscall.
+ * wait sees the bumped sequence. After a wake, signallers make no more wake
+ * syscalls until a waiter prepares again (woken), so a sleeper slow to run
+ * does not cost one syscall per signal. A waiter that dies only leaves
+ * `waiters` high, which costs one useless wake.
  */
 #ifndef CM_FUTEX_H
 #define CM_FUTEX_H
@@ -24,6 +26,7 @@ void cm_futex_wake(_Atomic uint32_t *word, int nwake);
 typedef struct cm_event {
 	_Atomic uint32_t seq;     /* [atomic] bumped by every signal */
 	_Atomic uint32_t waiters; /* [atomic] threads between prepare and wait/cancel */
+	_Atomic uint32_t woken;   /* [atomic] a wake went out since the last prepare */
 } cm_event;
 
 void cm_event_init(cm_event *e);

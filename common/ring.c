@@ -5,6 +5,7 @@
 #include "ring.h"
 
 #include <errno.h>
+#include <sched.h>
 #include <string.h>
 
 #include "lockset.h"
@@ -30,6 +31,8 @@ int cm_ring_init(cm_ring *r, uint32_t version, uint32_t rec_size, uint32_t capac
 	r->not_empty_rel = (int64_t)((uint8_t *)not_empty - (uint8_t *)r);
 	atomic_init(&r->head, 0);
 	atomic_init(&r->tail, 0);
+	r->tail_seen = 0;
+	r->head_seen = 0;
 	r->magic = CM_RING_MAGIC;
 	if (multi_producer)
 		return cm_mutex_init(&r->prod_lock, CM_RANK_RING_PRODUCER, "ring_producer");
@@ -46,7 +49,8 @@ int cm_ring_check(const cm_ring *r, uint32_t version, uint32_t rec_size)
 
 void cm_ring_reset(cm_ring *r)
 {
-	atomic_store(&r->tail, atomic_load(&r->head));
+	r->tail_seen = atomic_load(&r->head);
+	atomic_store(&r->tail, r->tail_seen);
 	cm_event_signal(&r->not_full);
 }
 
@@ -84,7 +88,9 @@ int cm_ring_try_push(cm_ring *r, const void *rec)
 			return ret;
 	}
 	head = atomic_load_explicit(&r->head, memory_order_relaxed);
-	if (head - atomic_load_explicit(&r->tail, memory_order_acquire) >= r->capacity) {
+	if (head - r->tail_seen >= r->capacity)
+		r->tail_seen = atomic_load_explicit(&r->tail, memory_order_acquire);
+	if (head - r->tail_seen >= r->capacity) {
 		ret = -EAGAIN;
 	} else {
 		memcpy(cm_ring_slot(r, head), rec, r->rec_size);
@@ -97,8 +103,21 @@ int cm_ring_try_push(cm_ring *r, const void *rec)
 	return ret;
 }
 
+/* One step of the brief wait before sleeping. */
+static void cm_ring_spin(uint64_t now, uint64_t spin_end)
+{
+	if (now + CM_RING_SPIN_NS - spin_end > CM_RING_PAUSE_NS)
+		(void)sched_yield();
+	else
+		cm_cpu_relax();
+}
+
 int cm_ring_push(cm_ring *r, const void *rec, int timeout_ms)
 {
+	int first = cm_ring_try_push(r, rec);
+
+	if (first != -EAGAIN)
+		return first;
 	uint64_t deadline = timeout_ms < 0 ? UINT64_MAX
 					   : cm_now_ns() + (uint64_t)timeout_ms * 1000000ULL;
 	uint64_t spin_end = cm_now_ns() + CM_RING_SPIN_NS;
@@ -111,7 +130,7 @@ int cm_ring_push(cm_ring *r, const void *rec, int timeout_ms)
 		if (now >= deadline)
 			return -ETIMEDOUT;
 		if (now < spin_end) {
-			cm_cpu_relax();
+			cm_ring_spin(now, spin_end);
 			continue;
 		}
 		uint32_t seq = cm_event_prepare(&r->not_full);
@@ -133,7 +152,10 @@ int cm_ring_peek(cm_ring *r, void *rec)
 {
 	uint64_t tail = atomic_load_explicit(&r->tail, memory_order_relaxed);
 
-	if (atomic_load_explicit(&r->head, memory_order_acquire) == tail)
+	/* head_seen may be stale behind tail (a reset, a new consumer). */
+	if ((int64_t)(r->head_seen - tail) <= 0)
+		r->head_seen = atomic_load_explicit(&r->head, memory_order_acquire);
+	if ((int64_t)(r->head_seen - tail) <= 0)
 		return -EAGAIN;
 	memcpy(rec, cm_ring_slot(r, tail), r->rec_size);
 	return 0;
@@ -141,12 +163,18 @@ int cm_ring_peek(cm_ring *r, void *rec)
 
 void cm_ring_consume(cm_ring *r)
 {
-	atomic_fetch_add_explicit(&r->tail, 1, memory_order_release);
+	/* Only the consumer writes tail. */
+	atomic_store_explicit(&r->tail, atomic_load_explicit(&r->tail, memory_order_relaxed) + 1,
+			      memory_order_release);
 	cm_event_signal(&r->not_full);
 }
 
 int cm_ring_pop(cm_ring *r, void *rec, int timeout_ms)
 {
+	if (cm_ring_peek(r, rec) == 0) {
+		cm_ring_consume(r);
+		return 0;
+	}
 	uint64_t deadline = timeout_ms < 0 ? UINT64_MAX
 					   : cm_now_ns() + (uint64_t)timeout_ms * 1000000ULL;
 	uint64_t spin_end = cm_now_ns() + CM_RING_SPIN_NS;
@@ -161,7 +189,7 @@ int cm_ring_pop(cm_ring *r, void *rec, int timeout_ms)
 		if (now >= deadline)
 			return -ETIMEDOUT;
 		if (now < spin_end) {
-			cm_cpu_relax();
+			cm_ring_spin(now, spin_end);
 			continue;
 		}
 		uint32_t seq = cm_event_prepare(ev);

@@ -11,7 +11,12 @@
  * Single-producer rings need no lock. Multi-producer rings serialise their
  * producers on prod_lock (a leaf cm_mutex, never held while waiting).
  *
- * Waiting: spin briefly (CM_RING_SPIN_NS), then sleep on a futex event.
+ * Each side keeps the last value it saw of the other's counter and reads
+ * the shared one only when the ring looks full or empty (the counters live
+ * on separate cache lines, as do the events).
+ *
+ * Waiting: pause briefly, then yield the CPU until CM_RING_SPIN_NS (the
+ * other end may be waiting for this CPU), then sleep on a futex event.
  * not_empty may be redirected to an event shared by several rings (a
  * service's doorbell), so one consumer can sleep on many rings at once.
  * Events are referenced by offsets relative to the ring, valid in every
@@ -30,6 +35,7 @@
 
 #define CM_RING_MAGIC 0x52494e47u /* "RING" */
 #define CM_RING_SPIN_NS 20000
+#define CM_RING_PAUSE_NS 500 /* then yield: the peer may share our CPU */
 
 typedef struct cm_ring {
 	uint32_t magic;              /* [immutable] CM_RING_MAGIC */
@@ -39,10 +45,12 @@ typedef struct cm_ring {
 	uint32_t multi_producer;     /* [immutable] producers take prod_lock */
 	int64_t not_empty_rel;       /* [immutable] event signalled on publish */
 	cm_mutex prod_lock;          /* multi-producer rings only */
-	cm_event not_full;           /* producers waiting for a free slot */
-	cm_event own_not_empty;      /* the default target of not_empty_rel */
+	alignas(64) cm_event not_full;      /* producers waiting for a free slot */
+	alignas(64) cm_event own_not_empty; /* the default target of not_empty_rel */
 	alignas(64) _Atomic uint64_t head; /* [producer, prod_lock if multi] published */
+	uint64_t tail_seen;                /* [producer, prod_lock if multi] a past tail */
 	alignas(64) _Atomic uint64_t tail; /* [consumer] consumed */
+	uint64_t head_seen;                /* [consumer] a past head, may be stale */
 	alignas(64) uint8_t slots[];
 } cm_ring;
 

@@ -41,6 +41,15 @@ static const void *ino_blk_get(void *ctx, uint64_t blocknr, void **cookie, int *
 	return cm_bh_data(s->cache, bh);
 }
 
+static void ino_blk_prefetch(void *ctx, const uint64_t *blocks, size_t n)
+{
+	ino_svc *s = ctx;
+	cm_bdev *bd = ino_thread_bdev(s);
+
+	if (bd)
+		cm_bcache_prefetch(s->cache, bd, blocks, n);
+}
+
 static void ino_blk_put(void *ctx, void *cookie)
 {
 	ino_svc *s = ctx;
@@ -91,7 +100,8 @@ int ino_blksrc_start(ino_svc *s)
 	if (r < 0)
 		return cm_log_errno(r, "buffer cache: %m");
 	dev_bytes = cm_bdev_sectors(ino_thread_bdev(s)) * CM_BD_SECTOR;
-	ino_blksrc src = {.get = ino_blk_get, .put = ino_blk_put, .ctx = s, .block_size = bs};
+	ino_blksrc src = {.get = ino_blk_get, .put = ino_blk_put, .prefetch = ino_blk_prefetch,
+			  .ctx = s, .block_size = bs};
 	r = ino_fs_mount(&src, dev_bytes, &s->fs, why, sizeof(why));
 	if (r < 0)
 		return cm_log_errno(r, "cannot serve this image: %s", why);

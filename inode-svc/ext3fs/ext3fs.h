@@ -40,6 +40,12 @@ typedef struct ino_blksrc {
 	 * otherwise.  ino_probe_block_size() reads it from the raw bytes.
 	 */
 	uint32_t block_size;
+	/*
+	 * Optional (NULL: none): a hint that the listed blocks are about to
+	 * be read, so the source can fetch them together. Errors are left to
+	 * the get() that follows.
+	 */
+	void (*prefetch)(void *ctx, const uint64_t *blocks, size_t n);
 } ino_blksrc;
 
 /* A mounted filesystem (opaque): geometry, superblock copy, hash settings. */

@@ -14,6 +14,8 @@
 
 #include "log.h"
 
+#define INO_PREFETCH_MAX 1024
+
 /* Copies n bytes at boff of logical block lblk into dst. */
 static int read_block_part(ino_fs *fs, const ino_inode *in, uint64_t lblk,
 			   uint32_t boff, uint8_t *dst, size_t n)
@@ -44,6 +46,22 @@ static int read_block_part(ino_fs *fs, const ino_inode *in, uint64_t lblk,
 	return 0;
 }
 
+/* Tells the source which blocks [first, last] the read will get, holes and
+ * unmappable blocks left out, at most INO_PREFETCH_MAX of them. */
+static void prefetch_range(ino_fs *fs, const ino_inode *in, uint64_t first, uint64_t last)
+{
+	uint64_t blocks[INO_PREFETCH_MAX], pblk;
+	size_t n = 0;
+
+	if (!fs->src.prefetch || last == first)
+		return;
+	for (uint64_t l = first; l <= last && n < INO_PREFETCH_MAX; l++)
+		if (ino_bmap(fs, in, l, &pblk) == 0 && pblk)
+			blocks[n++] = pblk;
+	if (n > 1)
+		fs->src.prefetch(fs->src.ctx, blocks, n);
+}
+
 ssize_t ino_file_read(ino_fs *fs, const ino_inode *in, void *buf, size_t len,
 		      uint64_t off)
 {
@@ -61,6 +79,7 @@ ssize_t ino_file_read(ino_fs *fs, const ino_inode *in, void *buf, size_t len,
 		len = SSIZE_MAX;
 	if (len > in->size - off)
 		len = in->size - off;
+	prefetch_range(fs, in, off / bs, (off + len - 1) / bs);
 	while (done < len) {
 		pos = off + done;
 		boff = pos % bs;
