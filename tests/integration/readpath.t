@@ -75,6 +75,16 @@ for bs in 1024 4096; do
 		for k in 1 2 3 4; do cmp -s "$T_TMP/want" "$T_TMP/par$k" || ok=1; done
 		t_ok $ok "four clients walking the tree at once all read it right"
 
+		# Several threads of one client.
+		rb=$EXT3D_BUILD/bench/readbench
+		want_sum=$("$rb" --sum posix "$tree" seqread /big | sed -n 's/.*sum=\([0-9a-f]*\).*/\1/p')
+		got_sum=$("$rb" --sum --threads 4 ext3d $n seqread /big | sed -n 's/.*sum=\([0-9a-f]*\).*/\1/p')
+		t_ok "$([ -n "$want_sum" ] && [ "$want_sum" = "$got_sum" ]; echo $?)" \
+			"four threads of one client read /big in ranges, checksum equal ($got_sum)"
+		got=$("$rb" --threads 4 --mode plus ext3d $n walk / | sed -n 's/.* entries=\([0-9]*\).*/\1/p')
+		want=$("$rb" posix "$tree" walk / | sed -n 's/.* entries=\([0-9]*\).*/\1/p')
+		t_is "$got" "$((want + 1))" "four threads of one client walk the tree (and lost+found)"
+
 		# A client killed in the middle of a read.
 		ino_pid=$(t_svc_pid $n inode-svc)
 		( while :; do "$T_EXT3D" --instance $n cat /big >/dev/null; done ) &
@@ -118,5 +128,31 @@ for bs in 1024 4096; do
 	e2fsck -fn "$img" >"$T_TMP/fsck" 2>&1
 	t_ok $? "e2fsck -fn finds nothing to fix afterwards ($bs)"
 done
+
+# A corrupt directory block: the client gets EUCLEAN, the log names the
+# inode and block, and inode-svc goes on serving.
+img=$T_TMP/img-1024 n=t-corrupt
+blk=$(debugfs -R "blocks /level0" "$img" 2>/dev/null | awk '{print $1}')
+printf '\005\000' | dd of="$img" bs=1 seek=$((blk * 1024 + 4)) conv=notrunc status=none
+start $n "$img"
+t_ok $? "instance on an image with a corrupt directory (block $blk)"
+"$T_EXT3D" --instance $n ls /level0 >"$T_TMP/o" 2>&1
+grep -q "Structure needs cleaning" "$T_TMP/o"
+t_ok $? "listing the corrupt directory: EUCLEAN"
+grep -q "corrupt directory.*blk=$blk" "$T_TMP/$n.log"
+t_ok $? "the log names the directory's block"
+ino_pid=$(t_svc_pid $n inode-svc)
+t_is "$("$T_EXT3D" --instance $n cat /level0-missing 2>&1; "$T_EXT3D" --instance $n cat /one-byte)" \
+	"ext3d: /level0-missing: No such file or directory
+x" "the rest of the image is still served"
+t_is "$(t_svc_pid $n inode-svc)" "$ino_pid" "inode-svc did not crash"
+t_instance_stop $n
+
+# An image with features ext3d does not serve is refused by name.
+mke2fs -q -F -t ext4 "$T_TMP/ext4.img" 64M >/dev/null 2>&1
+start t-ext4 "$T_TMP/ext4.img" >/dev/null 2>&1
+t_ok "$([ $? -ne 0 ]; echo $?)" "an ext4 image is not served"
+grep -q "unsupported.*extent" "$T_TMP/t-ext4.log"
+t_ok $? "the refusal names the feature: $(grep -o "unsupported[^:]*: .*" "$T_TMP/t-ext4.log" | head -1)"
 
 t_done
