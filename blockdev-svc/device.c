@@ -59,6 +59,11 @@ int bd_device_read(bd_device *d, uint64_t sector, uint32_t nsect, void *buf)
 			     (off_t)(sector * CM_BD_SECTOR));
 }
 
+int bd_device_readv(bd_device *d, uint64_t sector, struct iovec *iov, int iovcnt)
+{
+	return cm_preadv_full(d->fd, iov, iovcnt, (off_t)(sector * CM_BD_SECTOR));
+}
+
 bool bd_device_fault_hits(bd_device *d)
 {
 	d->writes++;

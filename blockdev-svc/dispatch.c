@@ -2,6 +2,7 @@
  * request is client-controlled: version, op, flags, range and buffer are
  * all checked before any I/O, and a bad one gets an error response. */
 #include <errno.h>
+#include <stdatomic.h>
 
 #include "internal.h"
 
@@ -17,6 +18,39 @@ static int bd_check_range(bd_svc *bd, const cm_bd_rec *rq, void **buf)
 		return -EFAULT;
 	*buf = cm_arena_ptr(bd->arena, rq->data_off, len);
 	return *buf ? 0 : -EFAULT;
+}
+
+/* A scatter read: the table and every buffer it names are checked (and
+ * the offsets copied out, since the client may change them) before I/O. */
+static int bd_do_readv(bd_svc *bd, const cm_bd_rec *rq)
+{
+	struct iovec iov[CM_BD_MAX_IOV];
+	uint64_t len = (uint64_t)rq->chunk * CM_BD_SECTOR;
+	const _Atomic uint64_t *table;
+	uint32_t n;
+
+	if (rq->chunk == 0 || rq->nsect == 0 || rq->nsect > CM_BD_MAX_SECTORS ||
+	    rq->nsect % rq->chunk || rq->flags)
+		return -EINVAL;
+	n = rq->nsect / rq->chunk;
+	if (n > CM_BD_MAX_IOV)
+		return -EINVAL;
+	if (rq->sector >= bd->dev.sectors || rq->nsect > bd->dev.sectors - rq->sector)
+		return -ERANGE;
+	if (!cm_arena_in_data(bd->arena, rq->data_off, (uint64_t)n * sizeof(uint64_t)) ||
+	    rq->data_off % sizeof(uint64_t))
+		return -EFAULT;
+	table = cm_arena_ptr(bd->arena, rq->data_off, (uint64_t)n * sizeof(uint64_t));
+	for (uint32_t i = 0; i < n; i++) {
+		cm_off off = atomic_load_explicit(&table[i], memory_order_relaxed);
+		if (!cm_arena_in_data(bd->arena, off, len))
+			return -EFAULT;
+		iov[i].iov_base = cm_arena_ptr(bd->arena, off, len);
+		iov[i].iov_len = len;
+		if (!iov[i].iov_base)
+			return -EFAULT;
+	}
+	return bd_device_readv(&bd->dev, rq->sector, iov, (int)n);
 }
 
 static int bd_do_write(bd_svc *bd, const cm_bd_rec *rq, void *buf)
@@ -59,6 +93,8 @@ int bd_exec(void *ctx, const void *req, void *resp)
 	case CM_BD_WRITE:
 		r = bd_check_range(bd, rq, &buf);
 		return r < 0 ? r : bd_do_write(bd, rq, buf);
+	case CM_BD_READV:
+		return bd_do_readv(bd, rq);
 	case CM_BD_FLUSH:
 		r = bd_device_flush(&bd->dev);
 		return r < 0 ? r : bd_wlog_flush(&bd->wlog);

@@ -12,6 +12,7 @@
 
 #include <stdbool.h>
 #include <stdint.h>
+#include <sys/uio.h>
 
 #include "arena.h"
 #include "bdrec.h"
@@ -34,6 +35,7 @@ int bd_device_parse_fault(bd_device *d, const char *spec);
 /* Counts a write; true if the injected fault fails it. */
 bool bd_device_fault_hits(bd_device *d);
 int bd_device_read(bd_device *d, uint64_t sector, uint32_t nsect, void *buf);
+int bd_device_readv(bd_device *d, uint64_t sector, struct iovec *iov, int iovcnt);
 int bd_device_write(bd_device *d, uint64_t sector, uint32_t nsect, const void *buf, bool fua);
 int bd_device_flush(bd_device *d);
 void bd_device_close(bd_device *d);

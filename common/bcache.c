@@ -11,6 +11,9 @@
  */
 #include "bcache.h"
 
+/* Prefetch runs in flight on one channel: at most 16 x 32 blocks. */
+#define CM_PREFETCH_RUNS 16
+
 #include <assert.h>
 #include <errno.h>
 #include <stdio.h>
@@ -497,64 +500,103 @@ int cm_bcache_read(cm_bcache *c, cm_bdev *bd, uint64_t blocknr, cm_bh **ret)
 	return 0;
 }
 
-/* Starts the read of one prefetched block; false if it needs none or
- * cannot be started (the caller drops bh then). */
-static bool cm_bcache_prefetch_start(cm_bcache *c, cm_bdev *bd, cm_bh *bh)
+/* Takes a prefetched block for reading: false if it needs none or another
+ * thread is reading it (the caller drops bh then). */
+static bool cm_bcache_prefetch_claim(cm_bcache *c, cm_bh *bh)
 {
-	uint32_t nsect = c->sh->block_size / CM_BD_SECTOR;
-	cm_bd_rec rec = {.hdr.op = CM_BD_READ, .nsect = nsect, .data_off = bh->b_data};
-
 	if (cm_bh_test(bh, CM_BH_UPTODATE) || !cm_bh_trylock(bh))
 		return false;
-	rec.sector = cm_bh_blocknr(bh) * nsect;
-	if (cm_bh_test(bh, CM_BH_UPTODATE) || cm_bh_blocknr(bh) > UINT64_MAX / nsect ||
-	    cm_bdev_submit(bd, &rec) < 0) {
-		cm_bh_unlock(c, bh);
-		return false;
-	}
-	atomic_fetch_add(&c->sh->reads, 1);
-	return true;
+	if (!cm_bh_test(bh, CM_BH_UPTODATE))
+		return true;
+	cm_bh_unlock(c, bh);
+	return false;
 }
 
-/* Ends the oldest prefetch read in flight. */
-static void cm_bcache_prefetch_end(cm_bcache *c, cm_bdev *bd, cm_bh *bh)
-{
-	cm_bd_rec rec;
-	int r = cm_bdev_reap(bd, &rec);
+/* A run of claimed buffers of consecutive blocks, read by one request. */
+struct cm_prefetch_run {
+	cm_bh *bh[CM_BDEV_RUN_MAX];
+	uint32_t n;
+};
 
-	if (r == 0)
-		r = rec.hdr.status;
-	if (r == 0)
-		atomic_fetch_or(&bh->b_state, CM_BH_UPTODATE);
-	else
+/* Ends a run: every buffer uptodate (or its error kept), unlocked, put. */
+static void cm_bcache_run_end(cm_bcache *c, struct cm_prefetch_run *run, int r)
+{
+	if (r < 0)
 		atomic_fetch_add(&c->sh->errors, 1);
-	atomic_store(&bh->b_error, r);
-	cm_bh_unlock(c, bh);
-	cm_bcache_put(c, bh);
+	for (uint32_t i = 0; i < run->n; i++) {
+		cm_bh *bh = run->bh[i];
+		if (r == 0)
+			atomic_fetch_or(&bh->b_state, CM_BH_UPTODATE);
+		atomic_store(&bh->b_error, r);
+		cm_bh_unlock(c, bh);
+		cm_bcache_put(c, bh);
+	}
+	run->n = 0;
+}
+
+/* Gathers the next run from blocks[*next...]: consecutive block numbers,
+ * each claimed; stops at a gap, a block it cannot claim, or a full run.
+ * -ENOMEM when the cache is full. */
+static int cm_bcache_run_gather(cm_bcache *c, const uint64_t *blocks, size_t n, size_t *next,
+				struct cm_prefetch_run *run)
+{
+	while (*next < n && run->n < CM_BDEV_RUN_MAX) {
+		cm_bh *bh;
+		if (run->n && blocks[*next] != cm_bh_blocknr(run->bh[run->n - 1]) + 1)
+			break;
+		int r = cm_bcache_getblk(c, blocks[(*next)++], &bh);
+		if (r < 0)
+			return r;
+		if (cm_bcache_prefetch_claim(c, bh)) {
+			run->bh[run->n++] = bh;
+			continue;
+		}
+		cm_bcache_put(c, bh);
+		if (run->n)
+			break;
+	}
+	return 0;
+}
+
+static int cm_bcache_run_start(cm_bcache *c, cm_bdev *bd, struct cm_prefetch_run *run)
+{
+	uint32_t nsect = c->sh->block_size / CM_BD_SECTOR;
+	uint64_t first = cm_bh_blocknr(run->bh[0]);
+	cm_off bufs[CM_BDEV_RUN_MAX];
+
+	if (first > UINT64_MAX / nsect - run->n)
+		return -ERANGE;
+	for (uint32_t i = 0; i < run->n; i++)
+		bufs[i] = run->bh[i]->b_data;
+	atomic_fetch_add(&c->sh->reads, run->n);
+	return cm_bdev_submit_readv(bd, first * nsect, nsect, bufs, run->n);
 }
 
 void cm_bcache_prefetch(cm_bcache *c, cm_bdev *bd, const uint64_t *blocks, size_t n)
 {
-	cm_bh *inflight[CM_CHAN_DEPTH];
+	struct cm_prefetch_run runs[CM_PREFETCH_RUNS];
 	size_t next = 0, first = 0, count = 0;
 
 	while (next < n || count > 0) {
-		while (next < n && count < CM_CHAN_DEPTH) {
-			cm_bh *bh;
-			if (cm_bcache_getblk(c, blocks[next++], &bh) < 0) {
+		while (next < n && count < CM_PREFETCH_RUNS) {
+			struct cm_prefetch_run *run = &runs[(first + count) % CM_PREFETCH_RUNS];
+			run->n = 0;
+			if (cm_bcache_run_gather(c, blocks, n, &next, run) < 0)
 				next = n; /* the cache is full: read the rest one by one */
-				break;
-			}
-			if (!cm_bcache_prefetch_start(c, bd, bh)) {
-				cm_bcache_put(c, bh);
+			if (run->n == 0)
 				continue;
-			}
-			inflight[(first + count++) % CM_CHAN_DEPTH] = bh;
+			int r = cm_bcache_run_start(c, bd, run);
+			if (r < 0)
+				cm_bcache_run_end(c, run, r);
+			else
+				count++;
 		}
 		if (count == 0)
 			continue;
-		cm_bcache_prefetch_end(c, bd, inflight[first]);
-		first = (first + 1) % CM_CHAN_DEPTH;
+		cm_bd_rec rec;
+		int r = cm_bdev_reap(bd, &rec);
+		cm_bcache_run_end(c, &runs[first], r < 0 ? r : rec.hdr.status);
+		first = (first + 1) % CM_PREFETCH_RUNS;
 		count--;
 	}
 }

@@ -6,8 +6,11 @@
 #include <string.h>
 
 struct cm_bdev {
+	cm_arena *arena;
 	cm_chan_client *chan;
 	uint64_t sectors; /* [immutable] device size, from CM_BD_INFO */
+	cm_off tables;    /* CM_CHAN_DEPTH offset tables for CM_BD_READV, 0 until used */
+	uint32_t next_table;
 };
 
 int cm_bdev_submit(cm_bdev *b, cm_bd_rec *rec)
@@ -54,6 +57,7 @@ int cm_bdev_open(cm_arena *a, cm_bdev **ret)
 		return r;
 	}
 	b->sectors = rec.dev_sectors;
+	b->arena = a;
 	*ret = b;
 	return 0;
 }
@@ -101,4 +105,28 @@ int cm_bdev_write(cm_bdev *b, uint64_t sector, uint32_t nsect, cm_off buf, uint3
 int cm_bdev_flush(cm_bdev *b)
 {
 	return cm_bdev_io(b, CM_BD_FLUSH, 0, 0, 0, 0);
+}
+
+int cm_bdev_submit_readv(cm_bdev *b, uint64_t sector, uint32_t sect_per_buf,
+			 const cm_off *bufs, uint32_t n)
+{
+	const uint64_t table_bytes = CM_BDEV_RUN_MAX * sizeof(cm_off);
+	cm_bd_rec rec = {.hdr.op = CM_BD_READV, .sector = sector, .chunk = sect_per_buf};
+	cm_off *table;
+
+	if (n == 0 || n > CM_BDEV_RUN_MAX)
+		return -EINVAL;
+	if (!b->tables) {
+		b->tables = cm_arena_alloc_data(b->arena, table_bytes * CM_CHAN_DEPTH, 64);
+		if (!b->tables)
+			return -ENOMEM;
+	}
+	/* At most CM_CHAN_DEPTH requests are in flight, reaped in order: the
+	 * table used CM_CHAN_DEPTH submissions ago is free again. */
+	rec.data_off = b->tables + table_bytes * b->next_table;
+	b->next_table = (b->next_table + 1) % CM_CHAN_DEPTH;
+	table = cm_arena_ptr(b->arena, rec.data_off, table_bytes);
+	memcpy(table, bufs, n * sizeof(cm_off));
+	rec.nsect = sect_per_buf * n;
+	return cm_chan_submit(b->chan, &rec);
 }

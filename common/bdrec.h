@@ -21,7 +21,12 @@ enum cm_bd_op {
 	CM_BD_READ = 2,
 	CM_BD_WRITE = 3, /* flags: CM_BD_FUA */
 	CM_BD_FLUSH = 4, /* everything written before it is durable */
+	CM_BD_READV = 16, /* nsect sectors into nsect / chunk buffers: data_off
+			   * names a table of their offsets (uint64_t each),
+			   * table and buffers in the data zone */
 };
+
+#define CM_BD_MAX_IOV 256 /* buffers per CM_BD_READV */
 
 #define CM_BD_FUA 0x1u /* the write is durable when answered */
 
@@ -32,7 +37,9 @@ typedef struct cm_bd_rec {
 	uint32_t flags;
 	uint64_t data_off;    /* arena offset of the buffer (data zone) */
 	uint64_t dev_sectors; /* CM_BD_INFO response */
-	uint8_t reserved[CM_CHAN_REC_SIZE - 48];
+	uint32_t chunk;       /* CM_BD_READV: sectors per buffer */
+	uint32_t pad;
+	uint8_t reserved[CM_CHAN_REC_SIZE - 56];
 } cm_bd_rec;
 _Static_assert(sizeof(cm_bd_rec) == CM_CHAN_REC_SIZE, "bd record fills a channel slot");
 

@@ -25,6 +25,31 @@ int cm_pread_full(int fd, void *buf, size_t len, off_t off)
 	return 0;
 }
 
+int cm_preadv_full(int fd, struct iovec *iov, int iovcnt, off_t off)
+{
+	while (iovcnt > 0) {
+		ssize_t n = preadv(fd, iov, iovcnt, off);
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			return -errno;
+		}
+		if (n == 0)
+			return -EIO;
+		off += n;
+		while (iovcnt > 0 && (size_t)n >= iov->iov_len) {
+			n -= (ssize_t)iov->iov_len;
+			iov++;
+			iovcnt--;
+		}
+		if (iovcnt > 0) {
+			iov->iov_base = (char *)iov->iov_base + n;
+			iov->iov_len -= (size_t)n;
+		}
+	}
+	return 0;
+}
+
 int cm_pwrite_full(int fd, const void *buf, size_t len, off_t off)
 {
 	const char *p = buf;

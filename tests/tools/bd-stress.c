@@ -591,6 +591,54 @@ static void bdx_bad_good_io(bdx *x, cm_off off)
 	bdx_check(x, r == 0 && st != -EIO, "good read returns what was written", r ? r : st, 0);
 }
 
+/* One scatter read (CM_BD_READV) with a hand-made offset table. */
+static int bdx_readv(bdx *x, uint64_t sector, uint32_t chunk, uint32_t nsect, cm_off table)
+{
+	cm_bd_rec rec = {.hdr.op = CM_BD_READV, .sector = sector, .nsect = nsect,
+			 .chunk = chunk, .data_off = table};
+	int st = 1;
+
+	if (bdx_call(x, &rec, &st) < 0)
+		x->failures++;
+	return st;
+}
+
+/* Scatter reads: a good one reads the last 8 sectors into two buffers in
+ * reverse order; bad chunks, counts, tables and table entries are refused. */
+static void bdx_bad_readv(bdx *x, cm_off buf)
+{
+	cm_arena *a = x->svc.arena;
+	cm_off t = cm_arena_alloc_data(a, 64, 64), two = cm_arena_alloc_data(a, 8 * BDX_SECTOR, 64);
+	uint64_t *table = cm_arena_ptr(a, t, 64), at = x->sectors - 8;
+	uint8_t *dst = cm_arena_ptr(a, two, 8 * BDX_SECTOR);
+	int st, ok = 1;
+
+	table[0] = two + 4 * BDX_SECTOR;
+	table[1] = two;
+	st = bdx_readv(x, at, 4, 8, t);
+	for (uint32_t i = 0; st == 0 && i < 8; i++)
+		ok &= bdx_sector_check(dst + ((i + 4) % 8) * BDX_SECTOR, x->o.seed, 1, at + i);
+	bdx_check(x, st == 0 && ok, "readv into two buffers returns what was written", st, 0);
+	bdx_check(x, bdx_readv(x, 0, 0, 8, t) == -EINVAL, "readv chunk 0", -EINVAL, -EINVAL);
+	bdx_check(x, bdx_readv(x, 0, 3, 8, t) == -EINVAL, "readv nsect not a multiple of chunk",
+		  -EINVAL, -EINVAL);
+	bdx_check(x, bdx_readv(x, 0, 1, CM_BD_MAX_IOV + 1, t) == -EINVAL,
+		  "readv with too many buffers", -EINVAL, -EINVAL);
+	bdx_check(x, bdx_readv(x, x->sectors - 4, 4, 8, t) == -ERANGE, "readv across the end",
+		  -ERANGE, -ERANGE);
+	bdx_check(x, bdx_readv(x, 0, 4, 8, 4096) == -EFAULT, "readv table in the metadata zone",
+		  -EFAULT, -EFAULT);
+	bdx_check(x, bdx_readv(x, 0, 4, 8, t + 4) == -EFAULT, "readv table misaligned",
+		  -EFAULT, -EFAULT);
+	table[1] = 64;
+	bdx_check(x, bdx_readv(x, 0, 4, 8, t) == -EFAULT, "readv table entry in the arena header",
+		  -EFAULT, -EFAULT);
+	table[1] = a->size - 512;
+	bdx_check(x, bdx_readv(x, 0, 4, 8, t) == -EFAULT, "readv table entry past the arena end",
+		  -EFAULT, -EFAULT);
+	(void)buf;
+}
+
 static int bdx_bad(bdx *x)
 {
 	cm_arena *a = x->svc.arena;
@@ -632,6 +680,7 @@ static int bdx_bad(bdx *x)
 	bdx_bad_version(x, 0, b);
 	bdx_bad_version(x, CM_BD_VERSION + 1, b);
 	bdx_bad_good_io(x, b);
+	bdx_bad_readv(x, b);
 	return 0;
 }
 

@@ -47,6 +47,7 @@
 /* Shared with the children, in the arena. */
 struct t_shared {
 	_Atomic uint64_t reads, writes, flushes; /* executed by the server */
+	_Atomic uint64_t readvs;                 /* scatter reads executed */
 	_Atomic uint32_t stop;                   /* the server exits */
 	_Atomic uint32_t go, done;               /* round barrier of t_one_read */
 };
@@ -76,6 +77,8 @@ static int t_exec(void *ctx, const void *req, void *resp)
 		atomic_fetch_add(&t_sh->writes, 1);
 	else if (rq->hdr.op == CM_BD_FLUSH)
 		atomic_fetch_add(&t_sh->flushes, 1);
+	else if (rq->hdr.op == CM_BD_READV)
+		atomic_fetch_add(&t_sh->readvs, 1);
 	return bd_exec(ctx, req, resp);
 }
 
@@ -565,6 +568,47 @@ static void t_dead_stripe(cm_bdev *bd)
 	cm_bcache_detach(c);
 }
 
+/* Prefetch: runs of consecutive blocks go out as scatter reads of at most
+ * CM_BDEV_RUN_MAX blocks; a cached block, gaps, a repeat and a block past
+ * the end are handled; every listed block is then a hit with the image's
+ * bytes, and the one past the end still reports its error. */
+static void t_prefetch(cm_bdev *bd)
+{
+	cm_bcache *c = t_cache(4 << 20, T_BS, NULL);
+	uint64_t list[200], v0;
+	cm_bcache_stats s0, s1;
+	size_t n = 0;
+	int bad = 0;
+
+	t_is_int(t_read_check(c, bd, 5, T_BS), 0, "prefetch: block 5 read first");
+	for (uint64_t b = 0; b < 100; b++)
+		list[n++] = b;
+	list[n++] = 300;
+	list[n++] = 302;
+	list[n++] = 301;
+	list[n++] = 300;
+	for (uint64_t b = T_NBLK - 40; b < T_NBLK; b++)
+		list[n++] = b;
+	list[n++] = T_NBLK + 3;
+	cm_bcache_stats_read(c, &s0);
+	v0 = atomic_load(&t_sh->readvs);
+	cm_bcache_prefetch(c, bd, list, n);
+	cm_bcache_stats_read(c, &s1);
+	t_is_int((int64_t)(s1.reads - s0.reads), 99 + 3 + 40 + 1,
+		 "prefetch: every uncached block read once");
+	/* 0-4, 6-99 (4 runs of at most 32), 300, 302, 301, then the tail. */
+	t_is_int((int64_t)(atomic_load(&t_sh->readvs) - v0), 1 + 3 + 3 + 2 + 1,
+		 "prefetch: consecutive blocks share scatter reads");
+	for (size_t i = 0; i + 1 < n; i++)
+		bad += t_read_check(c, bd, list[i], T_BS) != 0;
+	t_is_int(bad, 0, "prefetch: every block equals the image");
+	cm_bcache_stats_read(c, &s0);
+	t_is_int((int64_t)(s0.reads - s1.reads), 0, "prefetch: reading them did no more I/O");
+	t_ok(t_read_check(c, bd, T_NBLK + 3, T_BS) < 0, "prefetch: past the end still fails");
+	t_ok(cm_bcache_check(c), "prefetch: invariants hold");
+	cm_bcache_detach(c);
+}
+
 int main(void)
 {
 	cm_bdev *bd;
@@ -584,6 +628,7 @@ int main(void)
 		return 1;
 	}
 	t_pin(bd);
+	t_prefetch(bd);
 	t_write(bd);
 	t_errors(bd);
 	t_full(bd);
