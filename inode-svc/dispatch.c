@@ -12,9 +12,6 @@
 typedef int ino_handler(ino_session *ss, const ino_creds *c, const cm_fs_req *rq,
 			cm_fs_resp *rs, uint8_t *data);
 
-/* The calling lane's readahead state (each lane has its own thread). */
-static _Thread_local ino_readahead *ino_tl_ra;
-
 static void ino_attr_fill(ino_svc *s, const ino_inode *in, cm_fs_attr *a)
 {
 	memset(a, 0, sizeof(*a));
@@ -138,19 +135,6 @@ static int ino_h_readdir(ino_session *ss, const ino_creds *c, const cm_fs_req *r
 	return 0;
 }
 
-/* A read that continues the previous one on this lane: the next range of
- * the same size is worth reading ahead while the client takes this one. */
-static void ino_readahead_note(const ino_inode *in, uint64_t off, uint64_t n, bool eof)
-{
-	ino_readahead *ra = ino_tl_ra;
-	bool sequential = ra->in.ino == in->ino && off == ra->last_end;
-
-	ra->in = *in;
-	ra->last_end = off + n;
-	ra->off = off + n;
-	ra->len = sequential && !eof ? (uint32_t)n : 0;
-}
-
 static int ino_h_read(ino_session *ss, const ino_creds *c, const cm_fs_req *rq,
 		      cm_fs_resp *rs, uint8_t *data)
 {
@@ -173,7 +157,6 @@ static int ino_h_read(ino_session *ss, const ino_creds *c, const cm_fs_req *rq,
 	rs->length = (uint32_t)n;
 	rs->eof = rq->offset + (uint64_t)n >= in.size;
 	ino_attr_fill(ss->svc, &in, &rs->attr);
-	ino_readahead_note(&in, rq->offset, (uint64_t)n, rs->eof);
 	return 0;
 }
 
@@ -248,14 +231,10 @@ static void ino_creds_of(ino_session *ss, const cm_fs_req *rq, ino_creds *c)
 	memcpy(c->groups, rq->creds.groups, sizeof(c->groups));
 }
 
-void ino_dispatch(ino_session *ss, const cm_fs_req *rq, cm_fs_resp *rs, uint8_t *data,
-		  ino_readahead *ra)
+void ino_dispatch(ino_session *ss, const cm_fs_req *rq, cm_fs_resp *rs, uint8_t *data)
 {
 	cm_fs_req local = *rq;
 	ino_creds c;
-
-	ino_tl_ra = ra;
-	ra->len = 0;
 
 	local.name[CM_FS_NAME_MAX] = '\0';
 	if (local.hdr.version != CM_FS_VERSION) {

@@ -78,19 +78,8 @@ struct ino_lane_arg {
 };
 void *ino_lane_main(void *arg);
 
-/* What a lane reads ahead after answering a sequential read: the range
- * that read would come next. */
-typedef struct ino_readahead {
-	ino_inode in;
-	uint64_t last_end;   /* where the previous read on this lane ended */
-	uint64_t off;
-	uint32_t len;        /* 0: nothing to read ahead */
-} ino_readahead;
-
-/* dispatch.c: one request; fills resp and the lane's data buffer, and ra
- * when a sequential read makes reading ahead worth it. */
-void ino_dispatch(ino_session *ss, const cm_fs_req *req, cm_fs_resp *resp, uint8_t *data,
-		  ino_readahead *ra);
+/* dispatch.c: one request; fills resp and the lane's data buffer. */
+void ino_dispatch(ino_session *ss, const cm_fs_req *req, cm_fs_resp *resp, uint8_t *data);
 
 /* perm.c: may creds access in with mask (4 read, 2 write, 1 exec)? */
 int ino_perm(const ino_inode *in, const ino_creds *c, int mask);

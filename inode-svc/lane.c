@@ -1,6 +1,6 @@
 /* lane.c - the worker thread of one lane of a session: take a request from
  * the lane's request ring, dispatch it, put the response on the response
- * ring, then read ahead if the request continued a sequential read. The rings are the client's memory: read with the server's own
+ * ring. The rings are the client's memory: read with the server's own
  * geometry (cm_ring_*_untrusted). Ends when the session closes. */
 #include <errno.h>
 #include <stdlib.h>
@@ -55,18 +55,14 @@ void *ino_lane_main(void *arg)
 	_Alignas(8) uint8_t rqbuf[CM_FS_REC_SIZE], rsbuf[CM_FS_REC_SIZE];
 	cm_fs_req *rq = (cm_fs_req *)rqbuf;
 	cm_fs_resp *rs = (cm_fs_resp *)rsbuf;
-	ino_readahead ra = {0};
 
 	free(la);
 	while (ino_lane_wait(ss, req, rq)) {
 		memset(rsbuf, 0, sizeof(rsbuf));
 		rs->hdr = rq->hdr;
-		ino_dispatch(ss, rq, rs, data, &ra);
+		ino_dispatch(ss, rq, rs, data);
 		cm_ring_consume(req);
 		ino_lane_respond(ss, resp, rs);
-		/* While the client takes the response, fetch what comes next. */
-		if (ra.len)
-			ino_file_prefetch(ss->svc->fs, &ra.in, ra.off, ra.len);
 	}
 	ino_thread_bdev_close();
 	return NULL;

@@ -128,13 +128,6 @@ int ino_bmap(ino_fs *fs, const ino_inode *in, uint64_t lblk,
 	     uint64_t *ret_pblk);
 
 /*
- * Tells the block source that bytes [off, off + len) of a regular file are
- * about to be read (readahead), through its prefetch hook; a no-op without
- * one. Errors are left to the read that follows.
- */
-void ino_file_prefetch(ino_fs *fs, const ino_inode *in, uint64_t off, size_t len);
-
-/*
  * Reads up to len bytes at off from a regular file or a directory, stopping
  * at i_size; holes read as zeros.  Returns the number of bytes read (0 at or
  * past the end), or -EINVAL (other file types), -EUCLEAN (a bad block

@@ -62,17 +62,6 @@ static void prefetch_range(ino_fs *fs, const ino_inode *in, uint64_t first, uint
 		fs->src.prefetch(fs->src.ctx, blocks, n);
 }
 
-void ino_file_prefetch(ino_fs *fs, const ino_inode *in, uint64_t off, size_t len)
-{
-	uint32_t bs = fs->geom.block_size;
-
-	if (len == 0 || off >= in->size || !ino_is_type(in, EXT3_S_IFREG))
-		return;
-	if (len > in->size - off)
-		len = in->size - off;
-	prefetch_range(fs, in, off / bs, (off + len - 1) / bs);
-}
-
 ssize_t ino_file_read(ino_fs *fs, const ino_inode *in, void *buf, size_t len,
 		      uint64_t off)
 {
