@@ -124,11 +124,6 @@ static void t_setup(void)
 	t_server_pid = t_fork(t_server, NULL);
 }
 
-static bool t_exited_ok(int status)
-{
-	return status >= 0 && WIFEXITED(status) && WEXITSTATUS(status) == 0;
-}
-
 /* A new cache of bytes / bs buffers, attached; bails out on failure. */
 static cm_bcache *t_cache(uint64_t bytes, uint32_t bs, cm_off *ret_off)
 {

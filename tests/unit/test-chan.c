@@ -21,6 +21,8 @@
 #include "arena.h"
 #include "chan.h"
 #include "layout.h"
+#include "t_arena.h"
+#include "t_env.h"
 #include "tap.h"
 
 #define T_VERSION 5
@@ -97,80 +99,27 @@ static cm_off t_st_off;
 static uint64_t t_seed;
 static uint64_t t_scale = 1;
 static int t_wait_ms = 60000;
-static unsigned t_watchdog_s = 120;
-
-static void t_watchdog(int sig)
-{
-	static const char msg[] = "Bail out! test-chan watchdog: a test hung\n";
-
-	(void)sig;
-	(void)!write(STDOUT_FILENO, msg, sizeof(msg) - 1);
-	_exit(1);
-}
-
-static uint64_t t_rand(uint64_t *s)
-{
-	*s ^= *s >> 12;
-	*s ^= *s << 25;
-	*s ^= *s >> 27;
-	return *s * 2685821657736338717ULL;
-}
 
 /* ---- processes ---- */
 
-/* Forks a child that runs fn(job) and _exits with its result; it dies with
- * the parent and has its own watchdog. */
+/* A child running fn on a copy of a job. */
+struct t_spawned {
+	int (*fn)(const struct t_job *j);
+	struct t_job job;
+};
+
+static int t_spawned_run(void *arg)
+{
+	const struct t_spawned *sp = arg;
+
+	return sp->fn(&sp->job);
+}
+
 static pid_t t_spawn(int (*fn)(const struct t_job *j), uint32_t id, uint64_t n)
 {
-	struct t_job job = {.state = t_st_off, .id = id, .n = n};
-	pid_t pid;
+	struct t_spawned sp = {.fn = fn, .job = {.state = t_st_off, .id = id, .n = n}};
 
-	fflush(stdout);
-	pid = fork();
-	if (pid < 0) {
-		printf("Bail out! fork: %s\n", strerror(errno));
-		exit(1);
-	}
-	if (pid == 0) {
-		(void)prctl(PR_SET_PDEATHSIG, SIGKILL);
-		if (getppid() == 1)
-			_exit(99);
-		signal(SIGALRM, SIG_DFL);
-		alarm(t_watchdog_s);
-		_exit(fn(&job));
-	}
-	return pid;
-}
-
-/* The child's wait status, or -1 if it took longer than ms (it is killed). */
-static int t_wait_child(pid_t pid, int ms)
-{
-	uint64_t deadline = cm_now_ns() + (uint64_t)ms * 1000000ULL;
-	int status;
-
-	for (;;) {
-		pid_t r = waitpid(pid, &status, WNOHANG);
-		if (r == pid)
-			return status;
-		if (r < 0 && errno != EINTR)
-			return -1;
-		if (cm_now_ns() >= deadline)
-			break;
-		usleep(1000);
-	}
-	kill(pid, SIGKILL);
-	(void)waitpid(pid, &status, 0);
-	return -1;
-}
-
-static bool t_exited_ok(int status)
-{
-	return status >= 0 && WIFEXITED(status) && WEXITSTATUS(status) == 0;
-}
-
-static bool t_was_killed(int status)
-{
-	return status >= 0 && WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL;
+	return t_fork(t_spawned_run, &sp);
 }
 
 /* Waits until *word >= target: 0, or -1 if pid exited or time ran out. */
@@ -331,7 +280,7 @@ static pid_t t_server_start(void)
 static int t_server_reap(pid_t pid)
 {
 	cm_svc_slot *slot = &cm_layout_get(t_a)->svcs[t_slot(T_SVC)];
-	int status = t_wait_child(pid, 10000);
+	int status = t_wait(pid, 10000);
 
 	atomic_store(&slot->pid, 0);
 	atomic_store(&slot->state, CM_SVC_EXITED);
@@ -614,7 +563,7 @@ static void t_server_killed(void)
 	for (int k = 0; k < T_KILLS; k++)
 		srv = t_kill_server(srv, client, targets[k], &killed, &allowed[k]);
 	atomic_store(&st->stop_client, 1);
-	cs = t_wait_child(client, t_wait_ms);
+	cs = t_wait(client, t_wait_ms);
 	if (!t_exited_ok(cs))
 		t_diag("server-kill: client wait status %d", cs);
 	t_is_int(killed, T_KILLS, "server-kill: %d servers SIGKILLed with requests in flight",
@@ -707,7 +656,7 @@ static void t_exhaustion(void)
 	extra = cm_chan_close(extra);
 	cm_chan_server_gone(cm_layout_get(t_a), t_a, (uint32_t)t_slot(T_IDLE_SVC));
 	pid = t_spawn(t_hog_and_die, 0, 0);
-	status = t_wait_child(pid, 10000);
+	status = t_wait(pid, 10000);
 	t_ok(t_was_killed(status), "dead client: took all %d channels and died", CM_MAX_CHANS);
 	t_is_int(cm_chan_open(t_a, t_slot(T_IDLE_SVC), T_VERSION, &extra), -EBUSY,
 		 "dead client: its channels are still taken: -EBUSY");
@@ -759,7 +708,7 @@ static void t_reuse(const char *name, uint64_t n)
 	struct t_state *st = t_arena_fresh(2, 256);
 	struct t_run run = {.client = 0, .op = T_OP_ADD, .timeout_ms = 2000};
 	pid_t srv = t_server_start(), pid = t_spawn(t_submit_and_die, 0, n);
-	int status = t_wait_child(pid, 10000), good = 0, r = 0;
+	int status = t_wait(pid, 10000), good = 0, r = 0;
 	uint64_t once, multi, never;
 	bool right;
 	struct t_msg q, p;
@@ -950,7 +899,7 @@ static void t_two_clients(void)
 	uint64_t n = 50000 * t_scale;
 	struct t_state *st = t_arena_fresh(3, n);
 	pid_t srv = t_server_start(), c1 = t_spawn(t_client, 1, n), c2 = t_spawn(t_client, 2, n);
-	int s1 = t_wait_child(c1, t_wait_ms), s2 = t_wait_child(c2, t_wait_ms);
+	int s1 = t_wait(c1, t_wait_ms), s2 = t_wait(c2, t_wait_ms);
 
 	t_ok(t_exited_ok(s1) && t_exited_ok(s2),
 	     "two clients: both processes finished %llu requests", (unsigned long long)n);
@@ -965,21 +914,13 @@ static void t_two_clients(void)
 
 static void t_setup(void)
 {
-	const char *s = getenv("EXT3D_SEED");
 
-	if (getenv("EXT3D_LONG") && strcmp(getenv("EXT3D_LONG"), "0") != 0) {
-		t_scale = 10;
-		t_wait_ms *= 10;
-		t_watchdog_s *= 10;
-	}
-	t_seed = s ? strtoull(s, NULL, 0) : (uint64_t)time(NULL) ^ ((uint64_t)getpid() << 32);
-	if (t_seed == 0)
-		t_seed = 1;
-	signal(SIGALRM, t_watchdog);
-	alarm(t_watchdog_s);
-	t_diag("seed %llu (EXT3D_SEED=%llu repeats it), scale x%llu",
-	       (unsigned long long)t_seed, (unsigned long long)t_seed,
-	       (unsigned long long)t_scale);
+	t_env env;
+
+	t_env_start("test-chan", &env);
+	t_seed = env.seed;
+	t_scale = env.scale;
+	t_wait_ms = env.wait_ms;
 }
 
 int main(void)

@@ -22,6 +22,8 @@
 #include "arena.h"
 #include "lock.h"
 #include "ring.h"
+#include "t_arena.h"
+#include "t_env.h"
 #include "tap.h"
 
 #define T_VERSION 3
@@ -72,24 +74,6 @@ static cm_arena *t_a;
 static uint64_t t_seed;
 static uint64_t t_scale = 1;
 static int t_wait_ms = 60000;
-static unsigned t_watchdog_s = 120;
-
-static void t_watchdog(int sig)
-{
-	static const char msg[] = "Bail out! test-ring watchdog: a test hung\n";
-
-	(void)sig;
-	(void)!write(STDOUT_FILENO, msg, sizeof(msg) - 1);
-	_exit(1);
-}
-
-static uint64_t t_rand(uint64_t *s)
-{
-	*s ^= *s >> 12;
-	*s ^= *s << 25;
-	*s ^= *s >> 27;
-	return *s * 2685821657736338717ULL;
-}
 
 /* Uniform enough in [lo, hi). */
 static uint64_t t_rand_range(uint64_t *s, uint64_t lo, uint64_t hi)
@@ -185,60 +169,24 @@ static bool t_rec_zero(const void *buf, uint32_t size)
 
 /* ---- child processes ---- */
 
-/* Forks a child that runs fn(job) and _exits with its result. The child
- * dies with the parent and has its own watchdog, so nothing outlives a
- * hung or failed run. */
+/* A child running fn on a copy of a job. */
+struct t_spawned {
+	int (*fn)(const struct t_job *j);
+	struct t_job job;
+};
+
+static int t_spawned_run(void *arg)
+{
+	const struct t_spawned *sp = arg;
+
+	return sp->fn(&sp->job);
+}
+
 static pid_t t_spawn(int (*fn)(const struct t_job *j), cm_off ctl, uint32_t id)
 {
-	struct t_job job = {.ctl = ctl, .id = id};
-	pid_t pid;
+	struct t_spawned sp = {.fn = fn, .job = {.ctl = ctl, .id = id}};
 
-	fflush(stdout);
-	pid = fork();
-	if (pid < 0) {
-		printf("Bail out! fork: %s\n", strerror(errno));
-		exit(1);
-	}
-	if (pid == 0) {
-		(void)prctl(PR_SET_PDEATHSIG, SIGKILL);
-		if (getppid() == 1)
-			_exit(99);
-		signal(SIGALRM, SIG_DFL);
-		alarm(t_watchdog_s);
-		_exit(fn(&job));
-	}
-	return pid;
-}
-
-/* The child's wait status, or -1 if it took longer than ms (it is killed). */
-static int t_wait_child(pid_t pid, int ms)
-{
-	uint64_t deadline = cm_now_ns() + (uint64_t)ms * 1000000ULL;
-	int status;
-
-	for (;;) {
-		pid_t r = waitpid(pid, &status, WNOHANG);
-		if (r == pid)
-			return status;
-		if (r < 0 && errno != EINTR)
-			return -1;
-		if (cm_now_ns() >= deadline)
-			break;
-		usleep(1000);
-	}
-	kill(pid, SIGKILL);
-	(void)waitpid(pid, &status, 0);
-	return -1;
-}
-
-static bool t_exited_ok(int status)
-{
-	return status >= 0 && WIFEXITED(status) && WEXITSTATUS(status) == 0;
-}
-
-static bool t_was_killed(int status)
-{
-	return status >= 0 && WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL;
+	return t_fork(t_spawned_run, &sp);
 }
 
 static void t_diag_status(const char *who, int status)
@@ -444,7 +392,7 @@ static void t_doorbell(void)
 	usleep(50000);
 	t_rec_fill(buf, T_REC, 0, 1);
 	(void)cm_ring_try_push(t_ring_at(t_a, c->ring2), buf);
-	status = t_wait_child(pid, 15000);
+	status = t_wait(pid, 15000);
 	if (!t_exited_ok(status))
 		t_diag_status("doorbell waiter", status);
 	t_ok(t_exited_ok(status),
@@ -494,8 +442,8 @@ static void t_stream(const char *name, uint32_t nprod, uint64_t nrecs)
 	for (uint32_t i = 0; i < nprod; i++)
 		prod[i] = t_spawn(t_produce, ctl, i);
 	for (uint32_t i = 0; i < nprod; i++)
-		ps[i] = t_wait_child(prod[i], t_wait_ms);
-	cs = t_wait_child(cons, t_wait_ms);
+		ps[i] = t_wait(prod[i], t_wait_ms);
+	cs = t_wait(cons, t_wait_ms);
 	t_stream_report(name, ctl, cs, ps);
 }
 
@@ -586,15 +534,15 @@ static void t_consumer_killed(void)
 		cons = t_spawn(t_consume_resumable, ctl, 0);
 		if (t_wait_progress(cons, &c->last, targets[k]) == 0)
 			kill(cons, SIGKILL);
-		cs = t_wait_child(cons, t_wait_ms);
+		cs = t_wait(cons, t_wait_ms);
 		if (t_was_killed(cs))
 			killed++;
 		else
 			t_diag_status("consumer to be killed", cs);
 	}
 	cons = t_spawn(t_consume_resumable, ctl, 0);
-	cs = t_wait_child(cons, t_wait_ms);
-	ps = t_wait_child(prod, t_wait_ms);
+	cs = t_wait(cons, t_wait_ms);
+	ps = t_wait(prod, t_wait_ms);
 	for (uint64_t s = 1; s <= n; s++)
 		once += hits[s] == 1;
 	t_is_int(killed, T_KILLS, "consumer-kill: %d consumers SIGKILLed mid-stream", T_KILLS);
@@ -662,13 +610,13 @@ static bool t_producer_round(uint64_t *rnd, int *killed, int *cons_ok, int beyon
 
 	if (t_wait_progress(prod, &r->head, target) == 0)
 		kill(prod, SIGKILL);
-	ps = t_wait_child(prod, t_wait_ms);
+	ps = t_wait(prod, t_wait_ms);
 	*killed += t_was_killed(ps);
 	head = atomic_load(&r->head);
 	beyond[t_beyond_head(r, head)]++;
 	atomic_store(&c->producer_dead, 1);
 	cm_event_signal(cm_ring_not_empty(r));
-	cs = t_wait_child(cons, t_wait_ms);
+	cs = t_wait(cons, t_wait_ms);
 	*cons_ok += t_exited_ok(cs);
 	if (atomic_load(&c->consumed) != head || atomic_load(&c->gaps) || atomic_load(&c->bad)) {
 		t_diag("producer-kill: head %llu consumed %llu gaps %llu bad %llu",
@@ -715,7 +663,7 @@ static void t_prod_lock_dead(void)
 	cm_off ctl = t_ctl_new(T_REC, 16, 2, 1);
 	cm_ring *r = t_ring_at(t_a, t_ctl_at(t_a, ctl)->ring);
 	uint64_t buf[T_REC / 8];
-	int status = t_wait_child(t_spawn(t_die_holding_prod_lock, ctl, 0), 10000);
+	int status = t_wait(t_spawn(t_die_holding_prod_lock, ctl, 0), 10000);
 
 	t_ok(t_was_killed(status), "prod_lock: a producer died holding the producer lock");
 	t_rec_fill(buf, T_REC, 1, 1);
@@ -726,27 +674,18 @@ static void t_prod_lock_dead(void)
 
 static void t_setup(void)
 {
-	const char *s = getenv("EXT3D_SEED");
+	t_env env;
 	int r;
 
-	if (getenv("EXT3D_LONG") && strcmp(getenv("EXT3D_LONG"), "0") != 0) {
-		t_scale = 10;
-		t_wait_ms *= 10;
-		t_watchdog_s *= 10;
-	}
-	t_seed = s ? strtoull(s, NULL, 0) : (uint64_t)time(NULL) ^ ((uint64_t)getpid() << 32);
-	if (t_seed == 0)
-		t_seed = 1;
-	signal(SIGALRM, t_watchdog);
-	alarm(t_watchdog_s);
+	t_env_start("test-ring", &env);
+	t_seed = env.seed;
+	t_scale = env.scale;
+	t_wait_ms = env.wait_ms;
 	r = cm_arena_create(64 << 20, 16 << 20, 0, &t_a);
 	if (r < 0) {
 		printf("Bail out! cm_arena_create: %s\n", strerror(-r));
 		exit(1);
 	}
-	t_diag("seed %llu (EXT3D_SEED=%llu repeats it), scale x%llu",
-	       (unsigned long long)t_seed, (unsigned long long)t_seed,
-	       (unsigned long long)t_scale);
 }
 
 int main(void)
