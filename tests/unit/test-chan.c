@@ -914,7 +914,6 @@ static void t_two_clients(void)
 
 static void t_setup(void)
 {
-
 	t_env env;
 
 	t_env_start("test-chan", &env);
