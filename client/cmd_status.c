@@ -70,9 +70,19 @@ static void status_json(const Ext3d__StatusReply *st)
 		       l->instances, (unsigned long long)l->acquisitions,
 		       (unsigned long long)l->contended, (unsigned long long)l->wait_ns);
 	}
-	printf("],\"dead_owner_reports\":%u,\"channels\":{\"open\":%u,\"requests\":%llu}}\n",
+	printf("],\"dead_owner_reports\":%u,\"channels\":{\"open\":%u,\"requests\":%llu}",
 	       st->dead_owner_reports, st->channels_open,
 	       (unsigned long long)st->channel_requests);
+	if (st->cache)
+		printf(",\"cache\":{\"buffers\":%u,\"block_size\":%u,\"hits\":%llu,"
+		       "\"misses\":%llu,\"evictions\":%llu,\"reads\":%llu,\"writes\":%llu,"
+		       "\"errors\":%llu}",
+		       st->cache->buffers, st->cache->block_size,
+		       (unsigned long long)st->cache->hits, (unsigned long long)st->cache->misses,
+		       (unsigned long long)st->cache->evictions,
+		       (unsigned long long)st->cache->reads, (unsigned long long)st->cache->writes,
+		       (unsigned long long)st->cache->errors);
+	printf("}\n");
 }
 
 static void status_text(const Ext3d__StatusReply *st)
@@ -103,6 +113,14 @@ static void status_text(const Ext3d__StatusReply *st)
 	printf("\ndead lock owners reported: %u; channels open: %u, requests served: %llu\n",
 	       st->dead_owner_reports, st->channels_open,
 	       (unsigned long long)st->channel_requests);
+	if (st->cache)
+		printf("buffer cache: %u buffers of %u bytes; %llu hits, %llu misses, "
+		       "%llu evictions, %llu device reads, %llu writes, %llu errors\n",
+		       st->cache->buffers, st->cache->block_size,
+		       (unsigned long long)st->cache->hits, (unsigned long long)st->cache->misses,
+		       (unsigned long long)st->cache->evictions,
+		       (unsigned long long)st->cache->reads, (unsigned long long)st->cache->writes,
+		       (unsigned long long)st->cache->errors);
 }
 
 int cli_status(cli_ctx *c, int argc, char **argv)

@@ -98,12 +98,12 @@ cm_mutex *cm_bcache_stripe(cm_bcache *c, uint64_t blocknr)
 static int cm_bcache_init_shm(cm_arena *a, struct cm_bcache_shm *sh)
 {
 	cm_bh *bhs = cm_arena_ptr(a, sh->bhs, (uint64_t)sh->nbufs * sizeof(cm_bh));
-	char name[CM_LOCK_NAME_MAX];
 	int r;
 
+	/* One name for all stripes, as the lock set's striped locks have:
+	 * status folds them into one line. */
 	for (int i = 0; i < CM_BCACHE_STRIPES; i++) {
-		snprintf(name, sizeof(name), "bcache[%d]", i);
-		r = cm_mutex_init(&sh->stripes[i], CM_RANK_BCACHE, name);
+		r = cm_mutex_init(&sh->stripes[i], CM_RANK_BCACHE, "bcache");
 		if (r < 0)
 			return r;
 	}
@@ -637,6 +637,12 @@ int cm_bcache_sync(cm_bcache *c, cm_bdev *bd)
 	}
 	r = cm_bdev_flush(bd);
 	return first < 0 ? first : r;
+}
+
+void cm_bcache_foreach_lock(cm_bcache *c, void (*fn)(cm_mutex *m, void *ctx), void *ctx)
+{
+	for (uint32_t i = 0; i < CM_BCACHE_STRIPES; i++)
+		fn(&c->sh->stripes[i], ctx);
 }
 
 void cm_bcache_stats_read(cm_bcache *c, cm_bcache_stats *ret)

@@ -142,6 +142,8 @@ static inline cm_mutex *cm_bh_jh_lock(cm_lockset *ls, uint64_t blocknr)
 
 /* The hash stripe covering blocknr, for lock statistics and tests. */
 cm_mutex *cm_bcache_stripe(cm_bcache *c, uint64_t blocknr);
+/* Calls fn for every stripe lock (for status). */
+void cm_bcache_foreach_lock(cm_bcache *c, void (*fn)(cm_mutex *m, void *ctx), void *ctx);
 void cm_bcache_stats_read(cm_bcache *c, cm_bcache_stats *ret);
 /* Checks the hash chains and state invariants; meaningful only while no
  * other thread uses the cache. For assert() in tests. */

@@ -1,10 +1,12 @@
 /* status.c - build the status reply: the supervisor, every service, the
- * lock counters (stripes and groups folded per lock name) and channels.
+ * lock counters (stripes and groups folded per lock name), channels and
+ * the buffer cache.
  * Called with sv->mtx held, so the arena cannot be swapped underneath. */
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
+#include "bcache.h"
 #include "chan.h"
 #include "internal.h"
 #include "supervisor.pb-c.h"
@@ -45,6 +47,35 @@ static void sv_lock_add(cm_mutex *m, void *ctx)
 	ls->wait_ns += atomic_load(&m->wait_ns);
 }
 
+/* The buffer cache's stripe locks and counters, once a service made it. */
+static void sv_status_cache(sv_super *sv, cm_layout *l, Ext3d__StatusReply *st,
+			    struct sv_lock_fold *f)
+{
+	cm_off off = atomic_load(&l->bcache);
+	Ext3d__CacheStatus *cs;
+	cm_bcache_stats stats;
+	cm_bcache *c;
+
+	if (!off || cm_bcache_attach(sv->arena, off, &c) < 0)
+		return;
+	cs = calloc(1, sizeof(*cs));
+	if (cs) {
+		ext3d__cache_status__init(cs);
+		cm_bcache_stats_read(c, &stats);
+		cs->buffers = stats.nbufs;
+		cs->block_size = stats.block_size;
+		cs->hits = stats.hits;
+		cs->misses = stats.misses;
+		cs->evictions = stats.evictions;
+		cs->reads = stats.reads;
+		cs->writes = stats.writes;
+		cs->errors = stats.errors;
+		st->cache = cs;
+	}
+	cm_bcache_foreach_lock(c, sv_lock_add, f);
+	cm_bcache_detach(c);
+}
+
 static int sv_status_locks(sv_super *sv, Ext3d__StatusReply *st)
 {
 	struct sv_lock_fold f = {.cap = 16};
@@ -57,6 +88,7 @@ static int sv_status_locks(sv_super *sv, Ext3d__StatusReply *st)
 		return -1;
 	}
 	cm_lockset_foreach(&l->locks, sv_lock_add, &f);
+	sv_status_cache(sv, l, st, &f);
 	for (size_t i = 0; i < f.n; i++)
 		st->locks[i] = &f.locks[i];
 	st->n_locks = f.n;
@@ -108,4 +140,5 @@ void sv_status_free(Ext3d__StatusReply *st)
 	if (st->n_locks)
 		free(st->locks[0]);
 	free(st->locks);
+	free(st->cache);
 }

@@ -75,6 +75,11 @@ for bs in 1024 4096; do
 		for k in 1 2 3 4; do cmp -s "$T_TMP/want" "$T_TMP/par$k" || ok=1; done
 		t_ok $ok "four clients walking the tree at once all read it right"
 
+		t_ok "$([ "$(t_field $n cache.reads)" -gt 0 ] && [ "$(t_field $n cache.hits)" -gt 0 ]; echo $?)" \
+			"status shows the buffer cache's reads and hits"
+		t_ok "$([ "$(t_field $n locks.bcache.acquisitions)" -gt 0 ]; echo $?)" \
+			"status shows the cache's stripe locks, folded into one line"
+
 		# Several threads of one client.
 		rb=$EXT3D_BUILD/bench/readbench
 		want_sum=$("$rb" --sum posix "$tree" seqread /big | sed -n 's/.*sum=\([0-9a-f]*\).*/\1/p')
