@@ -4,7 +4,7 @@
  * Superblock, group descriptor, inode, directory entry and htree index
  * layouts, with the kernel's ext3_ names.  Fields are raw little-endian
  * integers: read them with cm_le16/32() and write them with cm_set_le*()
- * from endian.h.  Nothing here validates; see ondisk.h for that.
+ * from byteorder.h.  Nothing here validates; see ondisk.h for that.
  */
 #ifndef EXT3_DISK_H
 #define EXT3_DISK_H

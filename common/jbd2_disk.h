@@ -4,7 +4,7 @@
  * Block header, journal superblock, descriptor tags, commit and revoke
  * blocks, with the kernel's names.  Fields are raw big-endian integers:
  * read them with cm_be32() and write them with cm_set_be32() from
- * endian.h.  ext3's JBD is the same format restricted to the REVOKE
+ * byteorder.h.  ext3's JBD is the same format restricted to the REVOKE
  * feature.  Nothing here validates; see ondisk.h for that.
  */
 #ifndef JBD2_DISK_H
