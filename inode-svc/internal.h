@@ -35,6 +35,8 @@ typedef struct ino_creds {
 
 typedef struct ino_svc ino_svc;
 
+#define INO_MAX_PENDING 16 /* connections waiting for their attach message */
+
 typedef struct ino_session {
 	ino_svc *svc;                       /* [immutable] */
 	uint64_t id;                        /* [immutable] */
@@ -55,6 +57,9 @@ struct ino_svc {
 	char rundir[256];                   /* [immutable] */
 	uint64_t cache_bytes;               /* [immutable] */
 	int listen_fd;                      /* [session manager] */
+	int pending[INO_MAX_PENDING];       /* [session manager] accepted, not attached yet */
+	uint64_t pending_until[INO_MAX_PENDING]; /* [session manager] when to give up on each */
+	int npending;                       /* [session manager] */
 	pthread_mutex_t sessions_mtx;
 	ino_session *sessions;              /* [sessions_mtx] */
 	uint64_t next_session_id;           /* [session manager] */

@@ -1,9 +1,10 @@
 /* session.c - client sessions: the listening socket RUNDIR/session.sock,
  * the attach handshake (peer credentials from the kernel, the segment memfd
  * by SCM_RIGHTS, sealed and checked), one worker per lane, and teardown
- * when the client detaches or dies (its socket hangs up). A client that
- * misbehaves during the handshake gets an error reply and is dropped;
- * nothing it sends can stop the others being served. */
+ * when the client detaches or dies (its socket hangs up). A connection
+ * waits in `pending` until its attach message arrives, so a client that
+ * stalls delays nobody, and is dropped after INO_ATTACH_TIMEOUT_MS; one
+ * that misbehaves gets an error reply and is dropped. */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <poll.h>
@@ -86,7 +87,7 @@ static int ino_attach_handshake(int sock, ino_session *ss, const char **why)
 	Ext3d__SessionAttach *at;
 	int fd, n, r;
 
-	n = fdmsg_recv(sock, buf, &fd, INO_ATTACH_TIMEOUT_MS);
+	n = fdmsg_recv(sock, buf, &fd, 0); /* the poll loop saw it arrive */
 	if (n < 0)
 		return *why = "no attach message", n;
 	at = ext3d__session_attach__unpack(NULL, (size_t)n, buf);
@@ -147,15 +148,38 @@ static int ino_session_count(ino_svc *s)
 	return n;
 }
 
+/* Accepts a connection and parks it until its attach message arrives. */
 static void ino_session_accept(ino_svc *s)
+{
+	int sock = accept4(s->listen_fd, NULL, NULL, SOCK_CLOEXEC);
+
+	if (sock < 0)
+		return;
+	if (s->npending == INO_MAX_PENDING) {
+		cm_warn("too many connections waiting to attach: refusing one");
+		close(sock);
+		return;
+	}
+	s->pending[s->npending] = sock;
+	s->pending_until[s->npending++] = cm_now_ns() + INO_ATTACH_TIMEOUT_MS * 1000000ULL;
+}
+
+/* Drops pending[i] (closing it unless it became a session). */
+static void ino_pending_drop(ino_svc *s, int i, bool close_it)
+{
+	if (close_it)
+		close(s->pending[i]);
+	s->pending[i] = s->pending[--s->npending];
+	s->pending_until[i] = s->pending_until[s->npending];
+}
+
+/* The attach message of a pending connection arrived: make the session. */
+static void ino_session_attach(ino_svc *s, int sock)
 {
 	const char *why = "";
 	ino_session *ss;
-	int sock, r;
+	int r;
 
-	sock = accept4(s->listen_fd, NULL, NULL, SOCK_CLOEXEC);
-	if (sock < 0)
-		return;
 	ss = calloc(1, sizeof(*ss));
 	if (!ss) {
 		close(sock);
@@ -193,7 +217,7 @@ static void ino_session_accept(ino_svc *s)
 /* Removes and frees the sessions whose client hung up. */
 static void ino_sessions_reap(ino_svc *s, struct pollfd *pfds, int n)
 {
-	for (int i = 1; i < n; i++) {
+	for (int i = 0; i < n; i++) {
 		ino_session **pp, *ss;
 		if (!(pfds[i].revents & (POLLHUP | POLLERR | POLLIN)))
 			continue;
@@ -211,21 +235,44 @@ static void ino_sessions_reap(ino_svc *s, struct pollfd *pfds, int n)
 	}
 }
 
+/* Attaches the pending connections whose message arrived (or that hung
+ * up: their attach fails) and gives up on those past their time. */
+static void ino_pending_serve(ino_svc *s, const struct pollfd *pfds)
+{
+	uint64_t now = cm_now_ns();
+
+	for (int i = s->npending - 1; i >= 0; i--) {
+		int sock = s->pending[i];
+		if (pfds[i].fd == sock && pfds[i].revents) {
+			ino_pending_drop(s, i, false);
+			ino_session_attach(s, sock);
+		} else if (now > s->pending_until[i]) {
+			cm_warn("a connection sent no attach message in %d ms: dropped",
+				INO_ATTACH_TIMEOUT_MS);
+			ino_pending_drop(s, i, true);
+		}
+	}
+}
+
 void ino_sessions_run(ino_svc *s)
 {
-	struct pollfd pfds[INO_MAX_SESSIONS + 1];
+	struct pollfd pfds[1 + INO_MAX_PENDING + INO_MAX_SESSIONS];
 
 	while (!cm_service_stopping()) {
-		int n = 1;
+		int n = 1 + s->npending, r;
 		pfds[0] = (struct pollfd){.fd = s->listen_fd, .events = POLLIN};
+		for (int i = 0; i < s->npending; i++)
+			pfds[1 + i] = (struct pollfd){.fd = s->pending[i], .events = POLLIN};
 		pthread_mutex_lock(&s->sessions_mtx);
-		for (ino_session *ss = s->sessions; ss && n <= INO_MAX_SESSIONS; ss = ss->next)
+		for (ino_session *ss = s->sessions; ss && n < (int)(sizeof(pfds) / sizeof(pfds[0]));
+		     ss = ss->next)
 			pfds[n++] = (struct pollfd){.fd = ss->sock, .events = POLLIN};
 		pthread_mutex_unlock(&s->sessions_mtx);
-		if (poll(pfds, (nfds_t)n, 200) <= 0)
-			continue;
-		ino_sessions_reap(s, pfds, n);
-		if (pfds[0].revents & POLLIN)
+		r = poll(pfds, (nfds_t)n, 200);
+		if (r > 0)
+			ino_sessions_reap(s, pfds + 1 + s->npending, n - 1 - s->npending);
+		ino_pending_serve(s, pfds + 1);
+		if (r > 0 && (pfds[0].revents & POLLIN))
 			ino_session_accept(s);
 	}
 }
@@ -238,5 +285,7 @@ void ino_sessions_stop(ino_svc *s)
 		s->sessions = ss->next;
 		ino_session_free(ss);
 	}
+	while (s->npending)
+		ino_pending_drop(s, s->npending - 1, true);
 	close(s->listen_fd);
 }

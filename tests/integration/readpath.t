@@ -90,6 +90,21 @@ for bs in 1024 4096; do
 		want=$("$rb" posix "$tree" walk / | sed -n 's/.* entries=\([0-9]*\).*/\1/p')
 		t_is "$got" "$((want + 1))" "four threads of one client walk the tree (and lost+found)"
 
+		# A connection that never sends its attach message delays nobody
+		# (before, it held the session manager for up to 5 s) and is dropped.
+		python3 -c 'import socket, sys, time
+s = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+s.connect(sys.argv[1])
+time.sleep(8)' "$EXT3D_RUNDIR/$n/session.sock" &
+		staller=$!
+		sleep 0.3
+		t_is "$(timeout 4 "$T_EXT3D" --instance $n cat /one-byte)" x \
+			"a client attaches while another connection stalls its attach"
+		sleep 5.5
+		grep -q "sent no attach message" "$T_TMP/$n.log"
+		t_ok $? "the stalled connection is dropped after its time"
+		kill $staller 2>/dev/null; wait $staller 2>/dev/null
+
 		# A client killed in the middle of a read.
 		ino_pid=$(t_svc_pid $n inode-svc)
 		( while :; do "$T_EXT3D" --instance $n cat /big >/dev/null; done ) &
