@@ -3,6 +3,8 @@
 #include "rpc.h"
 
 #include <errno.h>
+#include <stdatomic.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -12,7 +14,12 @@
 
 struct rpc_server {
 	nng_socket sock;
+	_Atomic bool stop;  /* [atomic] rpc_serve returns at its next wake-up */
 };
+
+/* How often rpc_serve looks at stop, and how long a reply may take to go. */
+#define RPC_POLL_MS 200
+#define RPC_SEND_MS 1000
 
 static int rpc_errno(int nng_err)
 {
@@ -104,8 +111,11 @@ int rpc_server_open(const char *url, rpc_server **ret)
 	if (!s)
 		return -ENOMEM;
 	r = nng_rep0_open(&s->sock);
-	if (r == 0)
+	if (r == 0) {
 		nng_socket_set_size(s->sock, NNG_OPT_RECVMAXSZ, RPC_MAX_MSG);
+		nng_socket_set_ms(s->sock, NNG_OPT_RECVTIMEO, RPC_POLL_MS);
+		nng_socket_set_ms(s->sock, NNG_OPT_SENDTIMEO, RPC_SEND_MS);
+	}
 	if (r == 0)
 		r = nng_listen(s->sock, url, NULL, 0);
 	if (r) {
@@ -165,7 +175,7 @@ void rpc_serve(rpc_server *s, rpc_handler *handle, rpc_done *done, void *ctx)
 	nng_msg *msg;
 	int r;
 
-	for (;;) {
+	while (!atomic_load(&s->stop)) {
 		r = nng_recvmsg(s->sock, &msg, 0);
 		if (r == NNG_ECLOSED)
 			return;
@@ -175,13 +185,18 @@ void rpc_serve(rpc_server *s, rpc_handler *handle, rpc_done *done, void *ctx)
 	}
 }
 
+/* Closing the socket under a thread blocked in it can hang inside nng:
+ * the serving thread stops by itself, and the socket is closed after. */
 void rpc_server_shutdown(rpc_server *s)
 {
-	nng_close(s->sock);
+	atomic_store(&s->stop, true);
 }
 
 rpc_server *rpc_server_free(rpc_server *s)
 {
+	if (!s)
+		return NULL;
+	nng_close(s->sock);
 	free(s);
 	return NULL;
 }

@@ -34,10 +34,12 @@ typedef void rpc_done(void *ctx, Ext3d__Reply *reply);
 
 typedef struct rpc_server rpc_server;
 int rpc_server_open(const char *url, rpc_server **ret);
-/* Serves until rpc_server_shutdown() is called from another thread. */
+/* Serves until rpc_server_shutdown() is called from another thread (it
+ * notices within RPC_POLL_MS). */
 void rpc_serve(rpc_server *s, rpc_handler *handle, rpc_done *done, void *ctx);
 void rpc_server_shutdown(rpc_server *s);
-/* After rpc_serve() has returned. Accepts NULL, returns NULL. */
+/* Closes the socket; only after rpc_serve() has returned. Accepts NULL,
+ * returns NULL. */
 rpc_server *rpc_server_free(rpc_server *s);
 
 #endif

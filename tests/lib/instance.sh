@@ -26,8 +26,19 @@ t_instance_wait_ready() {
 	return 1
 }
 
+# t_instance_stop NAME: shutdown; a supervisor still alive 10 s later is
+# killed (and said so), so that no instance outlives its test.
 t_instance_stop() {
+	eval "pid=\${t_pid_$(echo "$1" | tr -c 'a-zA-Z0-9\n' _):-}"
 	"$T_EXT3D" --instance "$1" shutdown >/dev/null 2>&1 || true
+	[ -n "$pid" ] || return 0
+	for _ in $(seq 100); do
+		st=$(awk '/^State:/ {print $2}' "/proc/$pid/status" 2>/dev/null)
+		{ [ -z "$st" ] || [ "$st" = Z ]; } && return 0
+		sleep 0.1
+	done
+	echo "# supervisor of $1 (pid $pid) did not exit after shutdown: killed"
+	kill -9 "$pid" 2>/dev/null
 }
 
 t_status() { "$T_EXT3D" --instance "$1" status --json; }
