@@ -184,8 +184,9 @@ static int ino_h_statfs(ino_session *ss, const ino_creds *c, const cm_fs_req *rq
 
 	if (r < 0)
 		return r;
+	/* As ext3_statfs reports it (bsddf): metadata is not counted. */
 	rs->statfs = (cm_fs_statfs){
-		.blocks = st.blocks, .bfree = st.bfree, .bavail = st.bavail,
+		.blocks = st.blocks - st.overhead, .bfree = st.bfree, .bavail = st.bavail,
 		.files = st.files, .ffree = st.ffree, .bsize = st.bsize, .namemax = st.namemax,
 	};
 	return 0;

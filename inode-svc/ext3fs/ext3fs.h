@@ -215,7 +215,7 @@ uint32_t ino_rdev(const ino_inode *in);
 
 struct ino_statfs {
 	uint64_t blocks;	/* s_blocks_count */
-	uint64_t overhead;	/* metadata blocks (bsddf, as ext3_statfs) */
+	uint64_t overhead;	/* metadata blocks incl. journal (bsddf, as the kernel) */
 	uint64_t bfree;		/* sum of the group descriptors' counts */
 	uint64_t bavail;	/* bfree - reserved, not below 0 */
 	uint64_t reserved;	/* s_r_blocks_count */

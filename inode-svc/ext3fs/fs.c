@@ -264,6 +264,7 @@ static int check_journal(ino_fs *fs, char *why, size_t whylen)
 			    "journal length %u blocks exceeds inode %u (%llu bytes)",
 			    cm_be32(jsb.s_maxlen), inum,
 			    (unsigned long long)size);
+	fs->journal_blocks = cm_be32(jsb.s_maxlen);
 	return 0;
 }
 

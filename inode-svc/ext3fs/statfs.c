@@ -1,8 +1,8 @@
 /*
  * statfs.c - filesystem totals: block and inode counts from the
  * superblock copy, free counts summed from the group descriptors (read
- * again each time, so they follow the allocator), and ext3_statfs's
- * metadata overhead.
+ * again each time, so they follow the allocator), and the metadata
+ * overhead the kernel subtracts from the block count.
  *
  * The GDT blocks were checked to lie inside group 0 at mount; a
  * descriptor whose free counts exceed its group is corruption.
@@ -32,15 +32,20 @@ static bool group_has_super(const ino_fs *fs, uint32_t group)
 	       is_power_of(group, 7);
 }
 
+/* Metadata blocks, as the kernel counts them for statfs today (ext3
+ * images are mounted by the ext4 driver): superblock and descriptor copies
+ * with their reserved GDT blocks, bitmaps, inode tables and the internal
+ * journal. */
 static uint64_t overhead_blocks(const ino_fs *fs)
 {
 	const cm_ext3_geom *g = &fs->geom;
-	uint64_t n = g->first_data_block;
+	uint64_t n = g->first_data_block + fs->journal_blocks;
+	uint32_t rsv = cm_le16(fs->sb.s_reserved_gdt_blocks);
 	uint32_t group;
 
 	for (group = 0; group < g->group_count; group++)
 		if (group_has_super(fs, group))
-			n += 1 + g->gdt_blocks;
+			n += 1 + g->gdt_blocks + rsv;
 	n += (uint64_t)g->group_count * (2 + g->itable_blocks);
 	return n;
 }

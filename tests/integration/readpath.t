@@ -39,6 +39,26 @@ for bs in 1024 4096; do
 	t_ok $? "every name, type, mode, owner, link count, size, content, target and device equals the tree ($bs)"
 	head -20 "$T_TMP/diff" | sed 's/^/# /'
 
+	"$xt" --instance $n statfs >"$T_TMP/statfs"
+	sf() { awk -v k="$1" '$1 == k {print $2}' "$T_TMP/statfs"; }
+	de() { dumpe2fs -h "$img" 2>/dev/null | sed -n "s/^$1: *//p"; }
+	t_is "$(sf bsize) $(sf files) $(sf namemax)" "$(de 'Block size') $(de 'Inode count') 255" \
+		"ext3d_statfs: block size, inodes as dumpe2fs says ($bs)"
+	t_is "$(sf bfree) $(sf ffree)" "$(de 'Free blocks') $(de 'Free inodes')" \
+		"ext3d_statfs: free blocks and inodes as dumpe2fs says ($bs)"
+	t_is "$(sf bavail)" "$(( $(de 'Free blocks') - $(de 'Reserved block count') ))" \
+		"ext3d_statfs: available = free - reserved ($bs)"
+
+	mkdir -p "$T_TMP/mnt"
+	if [ "$(id -u)" -eq 0 ] && mount -o ro,loop -t ext3 "$img" "$T_TMP/mnt" 2>/dev/null; then
+		t_is "$(sf bsize) $(sf blocks) $(sf bfree) $(sf bavail) $(sf files) $(sf ffree)" \
+			"$(stat -f -c '%S %b %f %a %c %d' "$T_TMP/mnt")" \
+			"ext3d_statfs equals the kernel's statfs of the same image ($bs)"
+		umount "$T_TMP/mnt"
+	else
+		t_skip "needs root and a loop mount" "ext3d_statfs against the kernel's ($bs)"
+	fi
+
 	"$T_EXT3D" --instance $n get /big "$T_TMP/big.out"
 	cmp -s "$tree/big" "$T_TMP/big.out"
 	t_ok $? "ext3d get of the double-indirect file is byte for byte ($bs)"

@@ -4,8 +4,9 @@
  * target, a device's major:minor. Hard links are shown by a link-group
  * number shared by all names of one inode.
  *
- *   x3-tree [--instance NAME] [--threads N] ext3d PATH   through libext3d
- *   x3-tree host DIR                                     from the host's kernel
+ *   x3-tree [--instance NAME] ext3d PATH   through libext3d
+ *   x3-tree host DIR                       from the host's kernel
+ *   x3-tree [--instance NAME] statfs       ext3d_statfs(), one "key value" a line
  *
  * The test compares the two with diff: the two sides share only this
  * formatting, never a reading path.
@@ -214,6 +215,22 @@ static void xt_print(void)
 		printf("%s\t%d\n", xt_ents[i].line, xt_ents[i].group);
 }
 
+static int xt_statfs(const char *instance)
+{
+	ext3d_fsstat st;
+	int r = ext3d_attach(instance, &xt_fs);
+
+	if (r == 0)
+		r = ext3d_statfs(xt_fs, &st);
+	ext3d_detach(xt_fs);
+	if (r < 0)
+		return xt_fail("statfs", r);
+	printf("bsize %u\nblocks %" PRIu64 "\nbfree %" PRIu64 "\nbavail %" PRIu64
+	       "\nfiles %" PRIu64 "\nffree %" PRIu64 "\nnamemax %u\n",
+	       st.bsize, st.blocks, st.bfree, st.bavail, st.files, st.ffree, st.namemax);
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	const char *instance = NULL;
@@ -224,6 +241,8 @@ int main(int argc, char **argv)
 		instance = argv[i + 1];
 		i += 2;
 	}
+	if (i + 1 == argc && !strcmp(argv[i], "statfs"))
+		return xt_statfs(instance);
 	xt_buf = malloc(XT_BUF);
 	if (!xt_buf || i + 2 != argc)
 		return fprintf(stderr, "usage: x3-tree [--instance NAME] ext3d PATH | host DIR\n"), 2;
