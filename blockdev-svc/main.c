@@ -11,8 +11,7 @@
 #include "service.h"
 
 static const int bd_syscalls[] = {
-	SCMP_SYS(pread64), SCMP_SYS(preadv), SCMP_SYS(pwrite64), SCMP_SYS(fdatasync),
-	SCMP_SYS(fsync),
+	SCMP_SYS(preadv), SCMP_SYS(pwrite64), SCMP_SYS(fdatasync), SCMP_SYS(fsync),
 };
 
 static const struct option bd_options[] = {

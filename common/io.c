@@ -7,27 +7,20 @@
 
 int cm_pread_full(int fd, void *buf, size_t len, off_t off)
 {
-	char *p = buf;
+	struct iovec iov = {.iov_base = buf, .iov_len = len};
 
-	while (len > 0) {
-		ssize_t n = pread(fd, p, len, off);
-		if (n < 0) {
-			if (errno == EINTR)
-				continue;
-			return -errno;
-		}
-		if (n == 0)
-			return -EIO;
-		p += n;
-		len -= (size_t)n;
-		off += n;
-	}
-	return 0;
+	return cm_preadv_full(fd, &iov, 1, off);
 }
 
 int cm_preadv_full(int fd, struct iovec *iov, int iovcnt, off_t off)
 {
-	while (iovcnt > 0) {
+	for (;;) {
+		while (iovcnt > 0 && iov->iov_len == 0) {
+			iov++;
+			iovcnt--;
+		}
+		if (iovcnt == 0)
+			return 0;
 		ssize_t n = preadv(fd, iov, iovcnt, off);
 		if (n < 0) {
 			if (errno == EINTR)
@@ -47,7 +40,6 @@ int cm_preadv_full(int fd, struct iovec *iov, int iovcnt, off_t off)
 			iov->iov_len -= (size_t)n;
 		}
 	}
-	return 0;
 }
 
 int cm_pwrite_full(int fd, const void *buf, size_t len, off_t off)

@@ -207,18 +207,25 @@ int ino_dir_lookup_linear(ino_fs *fs, const ino_inode *dir, const char *name,
 	return -ENOENT;
 }
 
-int ino_dir_lookup(ino_fs *fs, const ino_inode *dir, const char *name,
-		   size_t namelen, uint32_t *ret_ino)
+int ino_lookup_args(const ino_inode *dir, size_t namelen)
 {
-	ino_dx_bad bad;
-	int r;
-
 	if (!ino_is_type(dir, EXT3_S_IFDIR))
 		return -ENOTDIR;
 	if (namelen == 0)
 		return -ENOENT;
 	if (namelen > EXT3_NAME_LEN)
 		return -ENAMETOOLONG;
+	return 0;
+}
+
+int ino_dir_lookup(ino_fs *fs, const ino_inode *dir, const char *name,
+		   size_t namelen, uint32_t *ret_ino)
+{
+	ino_dx_bad bad;
+	int r = ino_lookup_args(dir, namelen);
+
+	if (r < 0)
+		return r;
 	if (ino_is_dx(fs, dir)) {
 		r = ino_dx_find(fs, dir, name, namelen, ret_ino, &bad);
 		if (r != INO_BAD_DX)

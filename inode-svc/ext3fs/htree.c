@@ -271,14 +271,10 @@ int ino_dx_lookup(ino_fs *fs, const ino_inode *dir, const char *name,
 		  size_t namelen, uint32_t *ret_ino)
 {
 	ino_dx_bad bad;
-	int r;
+	int r = ino_lookup_args(dir, namelen);
 
-	if (!ino_is_type(dir, EXT3_S_IFDIR))
-		return -ENOTDIR;
-	if (namelen == 0)
-		return -ENOENT;
-	if (namelen > EXT3_NAME_LEN)
-		return -ENAMETOOLONG;
+	if (r < 0)
+		return r;
 	if (!ino_is_dx(fs, dir))
 		return -ENODATA;
 	r = ino_dx_find(fs, dir, name, namelen, ret_ino, &bad);

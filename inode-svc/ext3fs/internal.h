@@ -123,6 +123,10 @@ int ino_dir_block_get(ino_fs *fs, const ino_inode *dir, uint64_t lblk,
 /* dir.c: a directory's block count; -ENOTDIR, or -EUCLEAN (logged). */
 int64_t ino_dir_nblocks(const ino_fs *fs, const ino_inode *dir);
 
+/* The checks every lookup makes first: dir is a directory (-ENOTDIR), the
+ * name is not empty (-ENOENT) nor too long (-ENAMETOOLONG). */
+int ino_lookup_args(const ino_inode *dir, size_t namelen);
+
 /* dir.c: the linear lookup of ino_dir_lookup(). */
 int ino_dir_lookup_linear(ino_fs *fs, const ino_inode *dir, const char *name,
 			  size_t namelen, uint32_t *ret_ino);
