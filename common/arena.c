@@ -12,25 +12,29 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-static int cm_arena_map(int fd, uint64_t size, cm_arena **ret)
+/* Maps size bytes of fd. NULL on failure, with *err set to -errno; the
+ * result says whether it worked, so no caller depends on errno being
+ * positive to know that its arena was set. */
+static cm_arena *cm_arena_map(int fd, uint64_t size, int *err)
 {
 	cm_arena *a = calloc(1, sizeof(*a));
 	void *base;
 
-	if (!a)
-		return -ENOMEM;
+	if (!a) {
+		*err = -ENOMEM;
+		return NULL;
+	}
 	base = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
 	if (base == MAP_FAILED) {
-		int r = -errno;
+		*err = -errno;
 		free(a);
-		return r;
+		return NULL;
 	}
 	a->base = base;
 	a->size = size;
 	a->fd = fd;
 	a->hdr = base;
-	*ret = a;
-	return 0;
+	return a;
 }
 
 int cm_arena_create(uint64_t size, uint64_t data_size, uint64_t generation, cm_arena **ret)
@@ -50,8 +54,8 @@ int cm_arena_create(uint64_t size, uint64_t data_size, uint64_t generation, cm_a
 		close(fd);
 		return r;
 	}
-	r = cm_arena_map(fd, size, &a);
-	if (r < 0) {
+	a = cm_arena_map(fd, size, &r);
+	if (!a) {
 		close(fd);
 		return r;
 	}
@@ -109,8 +113,8 @@ int cm_arena_attach(int fd, cm_arena **ret, char *why, size_t whylen)
 			 (unsigned long long)h.generation);
 		return -ESTALE;
 	}
-	r = cm_arena_map(fd, h.size, &a);
-	if (r < 0) {
+	a = cm_arena_map(fd, h.size, &r);
+	if (!a) {
 		snprintf(why, whylen, "mmap: %s", strerror(-r));
 		return r;
 	}

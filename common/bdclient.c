@@ -1,15 +1,22 @@
-/* bdclient.c - the blockdev-svc client over one channel; see bdclient.h. */
+/* bdclient.c - the blockdev-svc client over one channel; see bdclient.h.
+ * The scatter-read offset tables live in the channel's scratch space, which
+ * the channel keeps for its next client: opening and closing clients never
+ * grows the arena. */
 #include "bdclient.h"
 
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
+_Static_assert(CM_BDEV_RUN_MAX * sizeof(cm_off) * CM_CHAN_DEPTH <= CM_CHAN_SCRATCH,
+	       "a table per request in flight fits the channel's scratch");
+
 struct cm_bdev {
 	cm_arena *arena;
 	cm_chan_client *chan;
 	uint64_t sectors; /* [immutable] device size, from CM_BD_INFO */
-	cm_off tables;    /* CM_CHAN_DEPTH offset tables for CM_BD_READV, 0 until used */
+	cm_off tables;    /* CM_CHAN_DEPTH offset tables for CM_BD_READV in the
+			   * channel's scratch, 0 until used */
 	uint32_t next_table;
 };
 
@@ -117,7 +124,7 @@ int cm_bdev_submit_readv(cm_bdev *b, uint64_t sector, uint32_t sect_per_buf,
 	if (n == 0 || n > CM_BDEV_RUN_MAX)
 		return -EINVAL;
 	if (!b->tables) {
-		b->tables = cm_arena_alloc_data(b->arena, table_bytes * CM_CHAN_DEPTH, 64);
+		b->tables = cm_chan_scratch(b->chan);
 		if (!b->tables)
 			return -ENOMEM;
 	}

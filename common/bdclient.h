@@ -27,8 +27,8 @@ int cm_bdev_reap(cm_bdev *b, cm_bd_rec *rec);
 cm_chan_client *cm_bdev_chan(cm_bdev *b);
 /* Pipelined scatter read (CM_BD_READV) of n <= CM_BDEV_RUN_MAX buffers of
  * sect_per_buf sectors each, from sector on; reap it with cm_bdev_reap().
- * The offset table lives in space of this cm_bdev's, one per request in
- * flight. */
+ * The offset tables (one per request in flight) live in the channel's
+ * scratch space, which outlives this cm_bdev. */
 #define CM_BDEV_RUN_MAX 32
 int cm_bdev_submit_readv(cm_bdev *b, uint64_t sector, uint32_t sect_per_buf,
 			 const cm_off *bufs, uint32_t n);

@@ -4,6 +4,7 @@
 #include "chan.h"
 
 #include <errno.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -53,10 +54,45 @@ cm_ring *cm_chan_resp(cm_chan *ch)
 	return (cm_ring *)((uint8_t *)ch + ch->resp_rel);
 }
 
+/* Takes a FREE channel for pid: owner first, so that a client dying after
+ * any step is found by cm_chan_release_owner(). */
+static bool cm_chan_claim(cm_chan *ch, int32_t pid)
+{
+	uint32_t expect = CM_CHAN_FREE;
+	int32_t nobody = 0;
+
+	if (atomic_load(&ch->state) != CM_CHAN_FREE ||
+	    !atomic_compare_exchange_strong(&ch->owner, &nobody, pid))
+		return false;
+	if (atomic_compare_exchange_strong(&ch->state, &expect, CM_CHAN_CLAIMED))
+		return true;
+	atomic_store(&ch->owner, 0); /* freed and not yet FREE again: not ours */
+	return false;
+}
+
+/* Sets up a claimed channel as new for a client of server. */
+static int cm_chan_setup(cm_layout *l, cm_chan *ch, uint32_t server, uint16_t version)
+{
+	int r;
+
+	ch->server = server;
+	atomic_store(&ch->server_epoch, 0);
+	atomic_store(&ch->client_epoch, 0);
+	atomic_store(&ch->done_seq, 0);
+	atomic_store(&ch->requests, 0);
+	r = cm_ring_init(cm_chan_req(ch), version, CM_CHAN_REC_SIZE, CM_CHAN_REQ_DEPTH, false,
+			 &l->svcs[server].doorbell);
+	if (r == 0)
+		r = cm_ring_init(cm_chan_resp(ch), version, CM_CHAN_REC_SIZE, CM_CHAN_DEPTH,
+				 false, NULL);
+	return r;
+}
+
 int cm_chan_open(cm_arena *a, uint32_t server, uint16_t version, cm_chan_client **ret)
 {
 	cm_layout *l = cm_layout_get(a);
 	cm_chan_client *cc;
+	int r;
 
 	if (!l || server >= CM_MAX_SVCS)
 		return -EINVAL;
@@ -65,19 +101,16 @@ int cm_chan_open(cm_arena *a, uint32_t server, uint16_t version, cm_chan_client 
 		return -ENOMEM;
 	for (uint32_t i = 0; i < l->nchans; i++) {
 		cm_chan *ch = cm_chan_at(l, a, i);
-		uint32_t expect = CM_CHAN_FREE;
-		if (!atomic_compare_exchange_strong(&ch->state, &expect, CM_CHAN_CLAIMED))
+		if (!cm_chan_claim(ch, (int32_t)getpid()))
 			continue;
-		atomic_store(&ch->owner, (int32_t)getpid());
-		ch->server = server;
-		atomic_store(&ch->server_epoch, 0);
-		atomic_store(&ch->client_epoch, 0);
-		atomic_store(&ch->done_seq, 0);
-		atomic_store(&ch->requests, 0);
-		cm_ring_init(cm_chan_req(ch), version, CM_CHAN_REC_SIZE, CM_CHAN_REQ_DEPTH, false,
-			     &l->svcs[server].doorbell);
-		cm_ring_init(cm_chan_resp(ch), version, CM_CHAN_REC_SIZE, CM_CHAN_DEPTH, false,
-			     NULL);
+		r = cm_chan_setup(l, ch, server, version);
+		if (r < 0) {
+			/* Never OPEN, so no server looked at it: free at once. */
+			atomic_store(&ch->state, CM_CHAN_FREE);
+			atomic_store(&ch->owner, 0);
+			free(cc);
+			return r;
+		}
 		atomic_store(&ch->state, CM_CHAN_OPEN);
 		cc->arena = a;
 		cc->ch = ch;
@@ -98,11 +131,24 @@ cm_chan_client *cm_chan_close(cm_chan_client *cc)
 {
 	if (!cc)
 		return NULL;
-	atomic_store(&cc->ch->owner, 0);
+	/* Owner last: until it is cleared nobody can claim the channel, and
+	 * if we die before, the supervisor finds it by our pid. */
 	atomic_store(&cc->ch->state, CM_CHAN_CLOSING);
+	atomic_store(&cc->ch->owner, 0);
 	cm_event_signal(cc->doorbell);
 	free(cc);
 	return NULL;
+}
+
+cm_off cm_chan_scratch(cm_chan_client *cc)
+{
+	cm_off off = atomic_load(&cc->ch->scratch);
+
+	if (!off) {
+		off = cm_arena_alloc_data(cc->arena, CM_CHAN_SCRATCH, 4096);
+		atomic_store(&cc->ch->scratch, off);
+	}
+	return off;
 }
 
 uint32_t cm_chan_inflight(const cm_chan_client *cc)
@@ -356,14 +402,22 @@ void cm_chan_release_owner(cm_layout *l, cm_arena *a, int32_t pid)
 {
 	for (uint32_t i = 0; i < l->nchans; i++) {
 		cm_chan *ch = cm_chan_at(l, a, i);
-		uint32_t state = atomic_load(&ch->state);
-		if ((state != CM_CHAN_OPEN && state != CM_CHAN_CLAIMED) ||
-		    atomic_load(&ch->owner) != pid)
+		if (pid == 0 || atomic_load(&ch->owner) != pid)
 			continue;
+		switch (atomic_load(&ch->state)) {
+		case CM_CHAN_CLAIMED:
+			/* Died setting it up: never OPEN, so no server has it. */
+			atomic_store(&ch->state, CM_CHAN_FREE);
+			break;
+		case CM_CHAN_OPEN:
+			atomic_store(&ch->state, CM_CHAN_CLOSING);
+			if (ch->server < CM_MAX_SVCS)
+				cm_event_signal(&l->svcs[ch->server].doorbell);
+			break;
+		default:
+			break; /* died inside claim or close: only owner is left */
+		}
 		atomic_store(&ch->owner, 0);
-		atomic_store(&ch->state, CM_CHAN_CLOSING);
-		if (ch->server < CM_MAX_SVCS)
-			cm_event_signal(&l->svcs[ch->server].doorbell);
 	}
 }
 

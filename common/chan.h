@@ -19,11 +19,23 @@
  *    twice; one it died executing is executed again (block I/O is
  *    idempotent).
  *
+ * Claiming: a client first records itself as the owner of a FREE channel
+ * (a CAS of owner from 0 to its pid), then moves it to CLAIMED; a client
+ * that dies anywhere on the way is therefore named by owner, and the
+ * supervisor's cm_chan_release_owner() gives the channel back whatever
+ * state it was left in. Owner is cleared last when a channel is closed,
+ * for the same reason.
+ *
  * Closing: a client (or the supervisor, for a dead client) marks the
  * channel CLOSING; the serving process frees it at its next poll, when it
  * is surely not inside that channel, so a new client never inherits a
  * request or response of the old one. With no server running, the
  * supervisor frees it (cm_chan_server_gone).
+ *
+ * Scratch: a channel keeps CM_CHAN_SCRATCH bytes of data-zone space for
+ * its client (blockdev's scatter tables), made when a client first asks
+ * and handed from owner to owner, so clients that come and go never grow
+ * the arena (the arena never frees).
  *
  * A cm_chan_client is private to the client process and used by one thread
  * at a time.
@@ -38,6 +50,8 @@
 #include "layout.h"
 #include "ring.h"
 
+#define CM_CHAN_SCRATCH (32u << 10)
+
 typedef struct cm_rec_hdr {
 	uint16_t version; /* the service's record layout version */
 	uint16_t op;      /* the service's operation code */
@@ -46,7 +60,7 @@ typedef struct cm_rec_hdr {
 } cm_rec_hdr;
 
 enum cm_chan_state {
-	CM_CHAN_FREE = 0,
+	CM_CHAN_FREE = 0,    /* owner 0, or the pid of a client claiming it */
 	CM_CHAN_CLAIMED = 1, /* a client is setting it up */
 	CM_CHAN_OPEN = 2,
 	CM_CHAN_CLOSING = 3, /* closed; its server frees it */
@@ -54,13 +68,14 @@ enum cm_chan_state {
 
 typedef struct cm_chan {
 	_Atomic uint32_t state;        /* [atomic] enum cm_chan_state */
-	_Atomic int32_t owner;         /* [client] pid of the client */
+	_Atomic int32_t owner;         /* [atomic] pid of the client; see Claiming */
 	uint32_t server;               /* [client, before OPEN] serving slot */
 	_Atomic uint32_t server_epoch; /* [server] set when an instance adopts it */
 	_Atomic uint32_t client_epoch; /* [client] server_epoch it resubmitted for */
 	_Atomic uint64_t done_seq;     /* [server] last request executed */
 	uint8_t done_resp[CM_CHAN_REC_SIZE]; /* [server] its response; valid once done_seq names it */
 	_Atomic uint64_t requests;     /* [server] executed, for status */
+	_Atomic cm_off scratch;        /* [owner] CM_CHAN_SCRATCH bytes in the data zone, or 0 */
 	int64_t req_rel, resp_rel;     /* [immutable] rings, relative to this struct */
 } cm_chan;
 
@@ -80,6 +95,9 @@ cm_chan_client *cm_chan_close(cm_chan_client *cc);
  * ring holds twice that, since the service answers a request before it
  * consumes it. */
 int cm_chan_submit(cm_chan_client *cc, void *rec);
+/* The channel's scratch space (see Scratch), aligned to 4096 bytes; 0 if
+ * the data zone is full. */
+cm_off cm_chan_scratch(cm_chan_client *cc);
 /* The response to the oldest request in flight: 0, -ETIMEDOUT, -EPROTO. */
 int cm_chan_reap(cm_chan_client *cc, void *resp, int timeout_ms);
 /* Submit and reap one request. */
@@ -105,7 +123,8 @@ int cm_chan_server_poll(cm_chan_server *s, uint32_t budget, cm_chan_exec *exec, 
  * that a request published after the poll wakes the wait at once. */
 uint32_t cm_chan_server_arm(cm_chan_server *s);
 void cm_chan_server_wait(cm_chan_server *s, uint32_t armed, int timeout_ms);
-/* Supervisor: closes the channels of a client process that died. */
+/* Supervisor: gives back every channel that a client process that died
+ * owned or was claiming or closing. */
 void cm_chan_release_owner(cm_layout *l, cm_arena *a, int32_t pid);
 /* Supervisor: service slot `server` is not running: free its closing channels. */
 void cm_chan_server_gone(cm_layout *l, cm_arena *a, uint32_t server);

@@ -49,24 +49,26 @@ uint8_t *cm_seg_data(cm_seg *s, unsigned lane)
 	return cm_seg_lane(s, lane) + 2 * CM_SEG_RING_BYTES;
 }
 
-static int cm_seg_mmap(int fd, cm_seg **ret)
+/* NULL on failure, with *err set to -errno (see cm_arena_map). */
+static cm_seg *cm_seg_mmap(int fd, int *err)
 {
 	cm_seg *s = calloc(1, sizeof(*s));
 	void *base;
 
-	if (!s)
-		return -ENOMEM;
+	if (!s) {
+		*err = -ENOMEM;
+		return NULL;
+	}
 	base = mmap(NULL, cm_seg_size(), PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
 	if (base == MAP_FAILED) {
-		int r = -errno;
+		*err = -errno;
 		free(s);
-		return r;
+		return NULL;
 	}
 	s->base = base;
 	s->size = cm_seg_size();
 	s->fd = fd;
-	*ret = s;
-	return 0;
+	return s;
 }
 
 int cm_seg_create(cm_seg **ret)
@@ -82,16 +84,23 @@ int cm_seg_create(cm_seg **ret)
 		close(fd);
 		return r;
 	}
-	r = cm_seg_mmap(fd, &s);
-	if (r < 0) {
+	s = cm_seg_mmap(fd, &r);
+	if (!s) {
 		close(fd);
 		return r;
 	}
 	*(uint32_t *)s->base = CM_SEG_MAGIC;
-	for (unsigned i = 0; i < CM_SEG_LANES; i++) {
-		cm_ring_init(cm_seg_req(s, i), CM_FS_VERSION, CM_FS_REC_SIZE, CM_SEG_DEPTH, false, NULL);
-		cm_ring_init(cm_seg_resp(s, i), CM_FS_VERSION, CM_FS_REC_SIZE, CM_SEG_DEPTH, false,
-			     NULL);
+	r = 0;
+	for (unsigned i = 0; i < CM_SEG_LANES && r == 0; i++) {
+		r = cm_ring_init(cm_seg_req(s, i), CM_FS_VERSION, CM_FS_REC_SIZE, CM_SEG_DEPTH,
+				 false, NULL);
+		if (r == 0)
+			r = cm_ring_init(cm_seg_resp(s, i), CM_FS_VERSION, CM_FS_REC_SIZE,
+					 CM_SEG_DEPTH, false, NULL);
+	}
+	if (r < 0) {
+		cm_seg_free(s);
+		return r;
 	}
 	*ret = s;
 	return 0;
@@ -99,16 +108,20 @@ int cm_seg_create(cm_seg **ret)
 
 int cm_seg_map(int fd, cm_seg **ret)
 {
+	int seals = fcntl(fd, F_GET_SEALS), r;
 	struct stat st;
-
-	int seals = fcntl(fd, F_GET_SEALS);
+	cm_seg *s;
 
 	if (fstat(fd, &st) < 0 || seals < 0)
 		return -errno;
 	/* Unsealed, the client could shrink it under us: SIGBUS. */
 	if ((size_t)st.st_size != cm_seg_size() || (seals & CM_SEG_SEALS) != CM_SEG_SEALS)
 		return -EPROTO;
-	return cm_seg_mmap(fd, ret);
+	s = cm_seg_mmap(fd, &r);
+	if (!s)
+		return r;
+	*ret = s;
+	return 0;
 }
 
 cm_seg *cm_seg_free(cm_seg *s)

@@ -54,6 +54,9 @@ int cm_service_option(cm_service *svc, int opt, const char *arg)
 	case CM_OPT_TEST_FORBIDDEN:
 		svc->test_forbidden_syscall = true;
 		return 1;
+	case CM_OPT_USER:
+		cm_sandbox_set_user(arg);
+		return 1;
 	default:
 		return 0;
 	}

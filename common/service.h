@@ -6,6 +6,8 @@
  * table and pass unknown options to cm_service_option()):
  *   --arena-fd=N   the arena memfd, inherited from the supervisor
  *   --slot=K       this service's slot in the arena
+ *   --user=NAME    the user to become when started as root (sandbox.h);
+ *                  empty: the default (ext3d, else nobody)
  *   --test-forbidden-syscall   after ready, make a forbidden syscall (tests
  *                  use it to see the seccomp filter kill the process)
  */
@@ -18,11 +20,12 @@
 #include "arena.h"
 #include "layout.h"
 
-enum { CM_OPT_ARENA_FD = 0x1000, CM_OPT_SLOT, CM_OPT_TEST_FORBIDDEN };
+enum { CM_OPT_ARENA_FD = 0x1000, CM_OPT_SLOT, CM_OPT_TEST_FORBIDDEN, CM_OPT_USER };
 
 #define CM_SERVICE_OPTIONS                                                    \
 	{"arena-fd", required_argument, NULL, CM_OPT_ARENA_FD},               \
 	{"slot", required_argument, NULL, CM_OPT_SLOT},                       \
+	{"user", required_argument, NULL, CM_OPT_USER},                       \
 	{"test-forbidden-syscall", no_argument, NULL, CM_OPT_TEST_FORBIDDEN}
 
 typedef struct cm_service {

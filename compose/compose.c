@@ -4,8 +4,9 @@
  *
  * POLICY is alone, group or never. ${KEY} in any word expands to the value
  * given with --set KEY=VALUE, or to the supervisor's own ${INSTANCE} and
- * ${RUNDIR} (an unknown key is an error); a word that expands to nothing is
- * dropped. '#' starts a comment.
+ * ${RUNDIR} (an unknown key is an error, but for ${SERVICE_USER}, which is
+ * empty unless set: the services then pick their default user); a word that
+ * expands to nothing is dropped. '#' starts a comment.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -31,6 +32,8 @@ static const char *sv_lookup(sv_super *sv, const char *key, size_t keylen)
 		if (strncmp(s, key, keylen) == 0 && s[keylen] == '=')
 			return s + keylen + 1;
 	}
+	if (keylen == 12 && strncmp(key, "SERVICE_USER", 12) == 0)
+		return "";
 	return NULL;
 }
 

@@ -1,24 +1,54 @@
 /* blksrc.c - the filesystem core's block source: blocks come from the
  * shared buffer cache, which reads them through blockdev-svc on a channel
  * of the calling thread's own (a channel is single-threaded). The cache is
- * made by the first service to need it and published in the layout. */
+ * made by the first service to need it and published in the layout.
+ * A lane worker that ends gives its blockdev client (channel and scratch
+ * tables) to a small pool that the next session's workers take from, so
+ * attaching does not open channels or ask blockdev-svc for the device
+ * size again. Locks: pool_mtx (process-private, a leaf). */
 #include <errno.h>
 
 #include "internal.h"
 #include "log.h"
 
+#define INO_BDEV_POOL 16
+
 static _Thread_local cm_bdev *ino_tl_bdev;
+static pthread_mutex_t ino_pool_mtx = PTHREAD_MUTEX_INITIALIZER;
+static cm_bdev *ino_pool[INO_BDEV_POOL]; /* [ino_pool_mtx] idle clients */
+static unsigned ino_pool_n;              /* [ino_pool_mtx] */
 
 cm_bdev *ino_thread_bdev(ino_svc *s)
 {
+	if (ino_tl_bdev)
+		return ino_tl_bdev;
+	pthread_mutex_lock(&ino_pool_mtx);
+	if (ino_pool_n)
+		ino_tl_bdev = ino_pool[--ino_pool_n];
+	pthread_mutex_unlock(&ino_pool_mtx);
 	if (!ino_tl_bdev && cm_bdev_open(s->svc.arena, &ino_tl_bdev) < 0)
 		ino_tl_bdev = NULL;
 	return ino_tl_bdev;
 }
 
+/* Pools the thread's client if it is idle (nothing in flight after a
+ * failed reap) and the pool has room, else closes it. */
 void ino_thread_bdev_close(void)
 {
-	ino_tl_bdev = cm_bdev_close(ino_tl_bdev);
+	cm_bdev *b = ino_tl_bdev;
+
+	ino_tl_bdev = NULL;
+	if (!b)
+		return;
+	if (cm_chan_inflight(cm_bdev_chan(b)) == 0) {
+		pthread_mutex_lock(&ino_pool_mtx);
+		if (ino_pool_n < INO_BDEV_POOL) {
+			ino_pool[ino_pool_n++] = b;
+			b = NULL;
+		}
+		pthread_mutex_unlock(&ino_pool_mtx);
+	}
+	cm_bdev_close(b);
 }
 
 static const void *ino_blk_get(void *ctx, uint64_t blocknr, void **cookie, int *err)

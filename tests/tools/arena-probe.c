@@ -1,4 +1,4 @@
-/* arena-probe - two test helpers around the arena.
+/* arena-probe - three test helpers around the arena.
  *
  *   arena-probe --bad=KIND -- PROGRAM [ARG...]
  *       makes an arena of the given defect (garbage, version, size, stale,
@@ -7,8 +7,14 @@
  *   arena-probe --hold=LOCK --arena-fd=N --slot=K   (as a compose service)
  *       attaches, takes LOCK (j_state_lock, j_list_lock, j_revoke_lock,
  *       bh_state, group), reports ready and sleeps holding it until killed.
+ *   arena-probe --usage=PID
+ *       prints how much of the live arena that process (the supervisor)
+ *       holds is in use, as "key value" lines: generation, meta_used,
+ *       meta_size, data_used, data_size. Reads the header through
+ *       /proc/PID/fd, so it needs the right to see that process's fds.
  */
 #define _GNU_SOURCE
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
@@ -69,6 +75,54 @@ static int probe_exec_bad(const char *kind, char **argv)
 	return fprintf(stderr, "arena-probe: exec %s: %s\n", args[0], strerror(errno)), 2;
 }
 
+/* The header of a live arena behind one of pid's descriptors. */
+static int probe_find_arena(const char *pid, struct cm_arena_hdr *h)
+{
+	char dir[64], link[128];
+	struct dirent *e;
+	DIR *d;
+
+	snprintf(dir, sizeof(dir), "/proc/%s/fd", pid);
+	d = opendir(dir);
+	if (!d)
+		return -errno;
+	while ((e = readdir(d))) {
+		ssize_t n = readlinkat(dirfd(d), e->d_name, link, sizeof(link) - 1);
+		if (n < 0)
+			continue;
+		link[n] = 0;
+		if (strncmp(link, "/memfd:ext3d-arena", 18) != 0)
+			continue;
+		int fd = openat(dirfd(d), e->d_name, O_RDONLY | O_CLOEXEC);
+		bool ok = fd >= 0 && pread(fd, h, sizeof(*h), 0) == (ssize_t)sizeof(*h) &&
+			  h->magic == CM_ARENA_MAGIC && atomic_load(&h->state) == CM_ARENA_LIVE;
+		if (fd >= 0)
+			close(fd);
+		if (ok) {
+			closedir(d);
+			return 0;
+		}
+	}
+	closedir(d);
+	return -ENOENT;
+}
+
+static int probe_usage(const char *pid)
+{
+	struct cm_arena_hdr h;
+	int r = probe_find_arena(pid, &h);
+
+	if (r < 0)
+		return fprintf(stderr, "arena-probe: no live arena in process %s: %s\n", pid,
+			       strerror(-r)), 1;
+	printf("generation %llu\nmeta_used %llu\nmeta_size %llu\ndata_used %llu\ndata_size %llu\n",
+	       (unsigned long long)h.generation, (unsigned long long)atomic_load(&h.meta_brk),
+	       (unsigned long long)h.data_start,
+	       (unsigned long long)(atomic_load(&h.data_brk) - h.data_start),
+	       (unsigned long long)(h.size - h.data_start));
+	return 0;
+}
+
 static cm_mutex *probe_lock_named(cm_layout *l, const char *name)
 {
 	if (strcmp(name, "j_state_lock") == 0)
@@ -88,6 +142,7 @@ static const struct option probe_options[] = {
 	CM_SERVICE_OPTIONS,
 	{"bad", required_argument, NULL, 'b'},
 	{"hold", required_argument, NULL, 'h'},
+	{"usage", required_argument, NULL, 'u'},
 	{0},
 };
 
@@ -104,6 +159,8 @@ int main(int argc, char **argv)
 			bad = optarg;
 		else if (opt == 'h')
 			hold = optarg;
+		else if (opt == 'u')
+			return probe_usage(optarg);
 		else if (cm_service_option(&svc, opt, optarg) <= 0)
 			return 2;
 	}

@@ -192,8 +192,12 @@ static int bdx_pipe_reap(bdx *x, struct bdx_slot **ret)
 	cm_bd_rec rec;
 	int r = cm_bdev_reap(x->bd, &rec);
 
-	if (r < 0)
-		return cm_log_errno(r, "reap: %m");
+	if (r < 0) {
+		/* Not "return cm_log_errno()": the caller's slot is set only if
+		 * this returns 0, and the compiler cannot see that r < 0. */
+		(void)cm_log_errno(r, "reap: %m");
+		return r;
+	}
 	s->rec.hdr.status = rec.hdr.status;
 	x->pipe.tail++;
 	*ret = s;

@@ -4,7 +4,9 @@
  * resubmission, no double execution except of the request the dead server
  * was executing); channels of a dead client released and reused, with and
  * without requests in flight; -EBUSY, -EAGAIN, error statuses; two client
- * processes at once. The exec log in the arena counts executions per seq.
+ * processes at once; a client dead in the middle of claiming or closing a
+ * channel; the scratch space a channel keeps across clients. The exec log
+ * in the arena counts executions per seq.
  * EXT3D_LONG=1 runs 10x the requests; EXT3D_SEED=n repeats the kill points.
  */
 #define _GNU_SOURCE
@@ -673,6 +675,76 @@ static void t_exhaustion(void)
 		cc[i] = cm_chan_close(cc[i]);
 }
 
+/* A client that died at each step of claiming or closing a channel
+ * (forged: owner recorded, state FREE / CLAIMED / CLOSING) is found by
+ * its pid and every such channel can be opened again. */
+static void t_claim_death(void)
+{
+	cm_layout *l;
+	cm_chan_client *cc[3];
+	pid_t pid = fork();
+	int opened = 0, status;
+
+	(void)t_arena_fresh(1, 16);
+	l = cm_layout_get(t_a);
+	if (pid == 0)
+		_exit(0);
+	waitpid(pid, &status, 0);
+	for (uint32_t i = 0; i < 3; i++)
+		atomic_store(&cm_chan_at(l, t_a, i)->owner, pid);
+	atomic_store(&cm_chan_at(l, t_a, 1)->state, CM_CHAN_CLAIMED);
+	atomic_store(&cm_chan_at(l, t_a, 2)->state, CM_CHAN_CLOSING);
+	cm_chan_at(l, t_a, 2)->server = (uint32_t)t_slot(T_IDLE_SVC);
+	t_is_int(cm_chan_open(t_a, t_slot(T_IDLE_SVC), T_VERSION, &cc[0]), 0,
+		 "claim death: open skips channels a dead client was claiming");
+	t_ok(cm_chan_at(l, t_a, 3)->owner == getpid(), "claim death: it got channel 3");
+	cc[0] = cm_chan_close(cc[0]);
+	cm_chan_release_owner(l, t_a, pid);
+	for (uint32_t i = 0; i < 3; i++)
+		t_is_int(atomic_load(&cm_chan_at(l, t_a, i)->owner), 0,
+			 "claim death: release_owner cleared channel %u's owner", i);
+	t_is_int(atomic_load(&cm_chan_at(l, t_a, 1)->state), CM_CHAN_FREE,
+		 "claim death: a channel left CLAIMED is free at once");
+	cm_chan_server_gone(l, t_a, (uint32_t)t_slot(T_IDLE_SVC));
+	for (uint32_t i = 0; i < 3; i++)
+		opened += cm_chan_open(t_a, t_slot(T_IDLE_SVC), T_VERSION, &cc[i]) == 0 &&
+			  cm_chan_at(l, t_a, i)->owner == getpid();
+	t_is_int(opened, 3, "claim death: channels 0, 1 and 2 open again");
+	for (int i = 0; i < 3; i++)
+		cc[i] = cm_chan_close(cc[i]);
+}
+
+/* The scratch space stays with the channel: clients that come and go get
+ * the same space and the data zone does not grow. */
+static void t_scratch(void)
+{
+	cm_layout *l;
+	cm_chan_client *cc;
+	cm_off first = 0, off;
+	uint64_t brk;
+	int same = 0;
+
+	(void)t_arena_fresh(1, 16);
+	l = cm_layout_get(t_a);
+	brk = atomic_load(&t_a->hdr->data_brk);
+	for (int i = 0; i < 1000; i++) {
+		if (cm_chan_open(t_a, t_slot(T_IDLE_SVC), T_VERSION, &cc) < 0)
+			break;
+		off = cm_chan_scratch(cc);
+		if (i == 0)
+			first = off;
+		same += off && off == first && off % 4096 == 0 &&
+			cm_arena_in_data(t_a, off, CM_CHAN_SCRATCH);
+		cc = cm_chan_close(cc);
+		cm_chan_server_gone(l, t_a, (uint32_t)t_slot(T_IDLE_SVC));
+	}
+	t_is_int(same, 1000, "scratch: 1000 clients in turn got the same scratch space");
+	brk = atomic_load(&t_a->hdr->data_brk) - brk;
+	t_ok(brk >= CM_CHAN_SCRATCH && brk < CM_CHAN_SCRATCH + 4096,
+	     "scratch: the data zone grew by one (page-aligned) scratch space only: %llu bytes",
+	     (unsigned long long)brk);
+}
+
 /* Opens a channel to the server, submits job->n slow requests, waits for
  * the first answer (the server is then busy with the rest) and dies. */
 static int t_submit_and_die(const struct t_job *j)
@@ -930,6 +1002,8 @@ int main(void)
 	t_eagain();
 	t_eagain_window();
 	t_exhaustion();
+	t_claim_death();
+	t_scratch();
 	t_two_clients();
 	t_adoption();
 	t_resync();
