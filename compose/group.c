@@ -65,6 +65,7 @@ int sv_service_start(sv_super *sv, int slot, int *status, bool *hung)
 	*hung = false;
 	atomic_store(&as->state, CM_SVC_STARTING);
 	s->started_ns = cm_now_ns();
+	s->ready_ns = 0;
 	pid = fork();
 	if (pid < 0)
 		return cm_log_errno(-errno, "fork for %s: %m", s->name);
@@ -91,6 +92,7 @@ int sv_service_start(sv_super *sv, int slot, int *status, bool *hung)
 	pthread_mutex_lock(&sv->mtx);
 	s->state = CM_SVC_READY;
 	pthread_mutex_unlock(&sv->mtx);
+	s->ready_ns = cm_now_ns();
 	cm_info("%s ready, pid %d", s->name, (int)pid);
 	return 0;
 }

@@ -20,8 +20,9 @@
  * such a service is not ready.
  *
  * Restart delays (policy.c): SV_BACKOFF_MIN_MS, doubling with each death
- * that comes less than SV_STABLE_MS after the service's start, capped at
- * SV_BACKOFF_MAX_MS. A death from outside (a signal the service did not
+ * that comes before the service was ready for SV_STABLE_MS, capped at
+ * backoff_max_ms (SV_BACKOFF_MAX_MS unless set); a service that stayed up longer starts over from the
+ * first delay. A death from outside (a signal the service did not
  * raise itself) never gives up; only crashes of its own making (a fault
  * signal or an exit) count towards a crash loop.
  *
@@ -48,8 +49,8 @@
 #define SV_MAX_SETS 32
 #define SV_READY_TIMEOUT_MS 15000
 #define SV_BACKOFF_MIN_MS 20      /* the first restart delay */
-#define SV_BACKOFF_MAX_MS 1000    /* the delay doubles up to this */
-#define SV_STABLE_MS 1000         /* up this long: the next delay starts over */
+#define SV_BACKOFF_MAX_MS 1000    /* the delay doubles up to this (--restart-delay-max) */
+#define SV_STABLE_MS 250          /* ready this long: the next delay starts over */
 #define SV_CRASH_WINDOW_MS 2000   /* a crash this soon after start is a crash-loop step */
 #define SV_CRASH_LOOP 5           /* that many steps in a row: the instance failed */
 #define SV_WATCHDOG_MS 3000       /* default heartbeat deadline (--watchdog) */
@@ -70,6 +71,7 @@ typedef struct sv_service {
 	uint32_t stalls;              /* [mtx] watchdog kills */
 	char why[SV_REASON_MAX];      /* [mtx] how it last died, "" before */
 	uint64_t started_ns;          /* [main thread] cm_now_ns() of its last fork */
+	uint64_t ready_ns;            /* [main thread] when it was last ready, 0: not since */
 	uint64_t restart_at;          /* [main thread] its delayed restart is due, 0: none */
 	uint32_t backoff_ms;          /* [main thread] the last delay, 0 after a stable run */
 	uint32_t crashes;             /* [main thread] crash-loop steps in a row */
@@ -85,6 +87,7 @@ typedef struct sv_config {
 	uint64_t arena_size;
 	enum cm_locking_mode locking;
 	uint32_t watchdog_ms;
+	uint32_t backoff_max_ms;
 } sv_config;
 
 typedef struct sv_super {

@@ -20,18 +20,19 @@ static const struct option sv_options[] = {
 	{"arena-size", required_argument, NULL, 'a'},
 	{"locking", required_argument, NULL, 'l'},
 	{"watchdog", required_argument, NULL, 'w'},
+	{"restart-delay-max", required_argument, NULL, 'd'},
 	{0},
 };
 
-/* A heartbeat deadline: several beats long, at most an hour. */
-static int sv_parse_ms(const char *arg, uint32_t *ret)
+/* A duration in ms from min to an hour. */
+static int sv_parse_ms(const char *arg, unsigned long min, uint32_t *ret)
 {
 	char *end;
 	unsigned long v;
 
 	errno = 0;
 	v = strtoul(arg, &end, 10);
-	if (errno || *end || end == arg || v < 4 * CM_HEARTBEAT_MS || v > 3600000)
+	if (errno || *end || end == arg || v < min || v > 3600000)
 		return -EINVAL;
 	*ret = (uint32_t)v;
 	return 0;
@@ -45,6 +46,7 @@ static int sv_parse(sv_super *sv, int argc, char **argv)
 	sv->cfg.arena_size = 256ULL << 20;
 	sv->cfg.locking = CM_LOCKING_FINE;
 	sv->cfg.watchdog_ms = SV_WATCHDOG_MS;
+	sv->cfg.backoff_max_ms = SV_BACKOFF_MAX_MS;
 	while ((opt = getopt_long(argc, argv, "", sv_options, NULL)) != -1) {
 		if (opt == 'c')
 			sv->cfg.compose = optarg;
@@ -56,7 +58,11 @@ static int sv_parse(sv_super *sv, int argc, char **argv)
 			sv->cfg.arena_size = strtoull(optarg, NULL, 0) << 20;
 		else if (opt == 'l' && (!strcmp(optarg, "fine") || !strcmp(optarg, "big")))
 			sv->cfg.locking = !strcmp(optarg, "big") ? CM_LOCKING_BIG : CM_LOCKING_FINE;
-		else if (opt == 'w' && sv_parse_ms(optarg, &sv->cfg.watchdog_ms) == 0)
+		else if (opt == 'w' && sv_parse_ms(optarg, 4 * CM_HEARTBEAT_MS,
+						   &sv->cfg.watchdog_ms) == 0)
+			continue;
+		else if (opt == 'd' && sv_parse_ms(optarg, SV_BACKOFF_MIN_MS,
+						   &sv->cfg.backoff_max_ms) == 0)
 			continue;
 		else
 			return -EINVAL;
@@ -100,7 +106,7 @@ int main(int argc, char **argv)
 	if (sv_parse(&sv, argc, argv) < 0) {
 		cm_err("usage: ext3d-supervisor --compose FILE [--instance NAME] "
 		       "[--set KEY=VALUE]... [--arena-size MiB] [--locking fine|big] "
-		       "[--watchdog MS]");
+		       "[--watchdog MS] [--restart-delay-max MS]");
 		return EXIT_FAILURE;
 	}
 	sigemptyset(&mask);

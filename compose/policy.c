@@ -51,15 +51,16 @@ static void sv_fail(sv_super *sv, const char *why)
 		sv->svcs[i].restart_at = 0;
 }
 
-/* The delay before the next restart of s: doubles while s dies soon after
- * its start, from SV_BACKOFF_MIN_MS up to SV_BACKOFF_MAX_MS. */
-static uint32_t sv_backoff(sv_service *s, uint64_t now)
+/* The delay before the next restart of s: doubles while s dies before it
+ * was ready for SV_STABLE_MS, from SV_BACKOFF_MIN_MS up to the cap. */
+static uint32_t sv_backoff(sv_super *sv, sv_service *s, uint64_t now)
 {
-	if (now - s->started_ns >= SV_STABLE_MS * 1000000ULL)
+	uint32_t cap = sv->cfg.backoff_max_ms;
+
+	if (s->ready_ns && now - s->ready_ns >= SV_STABLE_MS * 1000000ULL)
 		s->backoff_ms = 0;
 	s->backoff_ms = !s->backoff_ms ? SV_BACKOFF_MIN_MS
-		       : s->backoff_ms * 2 > SV_BACKOFF_MAX_MS ? SV_BACKOFF_MAX_MS
-							 : s->backoff_ms * 2;
+		       : s->backoff_ms * 2 > cap ? cap : s->backoff_ms * 2;
 	return s->backoff_ms;
 }
 
@@ -99,6 +100,8 @@ void sv_service_died(sv_super *sv, sv_service *s, int status, bool hung, bool in
 	snprintf(s->why, sizeof(s->why), "%s", what);
 	pthread_mutex_unlock(&sv->mtx);
 	s->stalled = false;
+	if (in_start)
+		s->ready_ns = 0;
 	if (l) {
 		atomic_store(&l->svcs[slot].pid, 0);
 		atomic_store(&l->svcs[slot].state, CM_SVC_EXITED);
@@ -122,7 +125,7 @@ void sv_service_died(sv_super *sv, sv_service *s, int status, bool hung, bool in
 		sv_fail(sv, why);
 		return;
 	}
-	delay = sv_backoff(s, now);
+	delay = sv_backoff(sv, s, now);
 	snprintf(why, sizeof(why), "%s %s", s->name, what);
 	if (scan.held) {
 		/* Whatever its policy: the state behind the lock is lost. */
@@ -200,7 +203,7 @@ int sv_tick(sv_super *sv)
 	if (sv->group_restart_at && now >= sv->group_restart_at) {
 		sv->group_restart_at = 0;
 		if (sv_group_start(sv) < 0 && sv->state != SV_FAILED && !sv->group_restart_at)
-			sv_group_restart(sv, "the group could not be started", SV_BACKOFF_MAX_MS);
+			sv_group_restart(sv, "the group could not be started", sv->cfg.backoff_max_ms);
 		now = cm_now_ns();
 	}
 	for (int i = 0; sv->state == SV_READY && i < sv->nsvcs; i++)
