@@ -89,7 +89,7 @@ static int cm_rundir_read(const char *path, char *buf, size_t len)
 
 int cm_rundir_supervisor(const char *rundir, int *pid)
 {
-	char path[CM_PATH_MAX + 32], buf[64];
+	char path[CM_PATH_MAX + 32], buf[64], *comm, *end;
 	long v;
 	int r;
 
@@ -104,10 +104,12 @@ int cm_rundir_supervisor(const char *rundir, int *pid)
 	*pid = (int)v;
 	if (kill((pid_t)v, 0) < 0 && errno != EPERM)
 		return 0;
-	snprintf(path, sizeof(path), "/proc/%ld/comm", v);
-	if (cm_rundir_read(path, buf, sizeof(buf)) <= 0)
+	/* "PID (COMM) STATE ...": a zombie is dead, whatever its name. */
+	snprintf(path, sizeof(path), "/proc/%ld/stat", v);
+	if (cm_rundir_read(path, buf, sizeof(buf)) <= 0 || !(comm = strchr(buf, '(')) ||
+	    !(end = strrchr(buf, ')')) || end[1] != ' ' || end[2] == 'Z' || end[2] == 'X')
 		return 0;
-	return strncmp(buf, "ext3d-superviso", 15) == 0;
+	return end - comm - 1 >= 15 && strncmp(comm + 1, "ext3d-superviso", 15) == 0;
 }
 
 void cm_rundir_clean(const char *rundir)

@@ -134,6 +134,7 @@ void sv_service_died(sv_super *sv, sv_service *s, int status, bool hung, bool in
 	} else if (in_start || s->policy == SV_RESTART_GROUP) {
 		sv_group_restart(sv, why, delay);
 	} else if (s->policy == SV_RESTART_ALONE) {
+		cm_info("restarting %s in %u ms", s->name, delay);
 		pthread_mutex_lock(&sv->mtx);
 		s->state = CM_SVC_RESTARTING;
 		pthread_mutex_unlock(&sv->mtx);
