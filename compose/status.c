@@ -26,7 +26,8 @@ static const char *const sv_svc_state_names[] = {
 static char sv_reason[SV_REASON_MAX + CM_SVC_NAME_MAX + 32]; /* [mtx] */
 
 /* The instance's state as a client sees it: a group that is up but has a
- * service restarting or stalled is degraded or stalled, with the reason. */
+ * service restarting or stalled is degraded or stalled, with the reason.
+ * A service of policy never that exited 0 is done, not missing. */
 static const char *sv_state_seen(sv_super *sv, const char **reason)
 {
 	const char *name = sv_state_names[sv->state];
@@ -36,7 +37,8 @@ static const char *sv_state_seen(sv_super *sv, const char **reason)
 		return name;
 	for (int i = 0; i < sv->nsvcs; i++) {
 		sv_service *s = &sv->svcs[i];
-		if (s->state == CM_SVC_READY)
+		if (s->state == CM_SVC_READY ||
+		    (s->policy == SV_RESTART_NEVER && s->state == CM_SVC_EXITED && s->last_status == 0))
 			continue;
 		snprintf(sv_reason, sizeof(sv_reason), "%s %s%s%s", s->name,
 			 sv_svc_state_names[s->state], *s->why ? " after it " : "", s->why);
