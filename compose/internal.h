@@ -24,7 +24,7 @@
  * backoff_max_ms (SV_BACKOFF_MAX_MS unless set); a service that stayed up longer starts over from the
  * first delay. A death from outside (a signal the service did not
  * raise itself) never gives up; only crashes of its own making (a fault
- * signal or an exit) count towards a crash loop.
+ * signal or a non-zero exit) count towards a crash loop.
  *
  * Watchdog: a ready service whose heartbeat (layout.h) is older than
  * watchdog_ms is reported stalled, SIGKILLed and restarted like a dead one.

@@ -1,8 +1,10 @@
 /* policy.c - what the supervisor does when a service dies or stalls: tell
- * a death from outside (a signal it did not raise itself) from a crash of
- * its own making, restart after a delay that doubles while deaths come
- * quickly, mark the instance failed on a crash loop, and kill a ready
- * service whose heartbeat stopped. See internal.h for the numbers.
+ * a death from outside (a signal it did not raise itself, or a clean exit
+ * as on SIGTERM) from a crash of its own making (a fault signal, a
+ * non-zero exit, a start that hung), restart after a delay that doubles
+ * while deaths come quickly, mark the instance failed on a crash loop, and
+ * kill a ready service whose heartbeat stopped. See internal.h for the
+ * numbers.
  * Runs on the main thread. */
 #include <errno.h>
 #include <signal.h>
@@ -90,7 +92,8 @@ void sv_service_died(sv_super *sv, sv_service *s, int status, bool hung, bool in
 	if (l)
 		cm_lockset_foreach(&l->locks, sv_owner_check, &scan);
 	sv_describe(s, status, hung, what, sizeof(what));
-	own = !s->stalled && (hung || WIFEXITED(status) ||
+	/* Exit 0 is what a service does on SIGTERM: not a crash. */
+	own = !s->stalled && (hung || (WIFEXITED(status) && WEXITSTATUS(status) != 0) ||
 			      (WIFSIGNALED(status) && sv_fault_signal(WTERMSIG(status))));
 	pthread_mutex_lock(&sv->mtx);
 	s->pid = 0;

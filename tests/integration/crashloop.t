@@ -4,8 +4,8 @@
 # it died, and status exits 5: a program that exits non-zero (/bin/false),
 # one that faults (SIGSEGV), blockdev-svc on an image it refuses. Restart
 # delays double from 20 ms on the way. A service killed from outside as
-# often is never given up on (see killstorm.t); here, one killed ten times
-# back to back is restarted each time.
+# often is never given up on (see killstorm.t); here, one sent SIGKILL or
+# SIGTERM ten times back to back is restarted each time.
 set -u
 . "$(dirname "$0")/../lib/tap.sh"
 . "$T_TOP/tests/lib/instance.sh"
@@ -86,4 +86,14 @@ t_instance_wait_ready t-kill
 t_ok $? "it is restarted each time (not failed); the instance is ready"
 t_ok "$([ "$(t_field t-kill services.blockdev-svc.restarts)" -ge 10 ]; echo $?)" \
 	"restarts: $(t_field t-kill services.blockdev-svc.restarts)"
+kills=0
+for _ in $(seq 1000); do # SIGTERM: the service exits 0 by itself, still not a crash
+	p=$(pgrep -P "$t_pid_t_kill" -x blockdev-svc)
+	[ -n "$p" ] && kill -TERM $p && kills=$((kills + 1))
+	[ $kills -ge 10 ] && break
+	sleep 0.01
+done
+t_is $kills 10 "blockdev-svc sent SIGTERM ten times, each as soon as it ran"
+t_instance_wait_ready t-kill
+t_ok $? "it is restarted each time; the instance is ready"
 t_done
