@@ -34,7 +34,7 @@ t_at_exit "touch $T_TMP/stop; kill $storm 2>/dev/null"
 sleep 0.5
 start=$(date +%s)
 python3 "$T_TOP/tests/lib/killer.py" "$sup" $kills blockdev-svc journald-svc alloc-svc inode-svc \
-	--seed 11 >"$T_TMP/killer.out" 2>&1
+	--seed 11 --give-up $((kills * 2)) >"$T_TMP/killer.out" 2>&1
 t_ok $? "$kills SIGKILLs sent: $(cat "$T_TMP/killer.out")"
 t_diag "the storm took $(($(date +%s) - start)) s"
 t_instance_wait_ready $n
