@@ -34,8 +34,8 @@ typedef struct cm_service {
 	bool test_forbidden_syscall;
 	cm_arena *arena;
 	cm_layout *layout;
-	pthread_t beat;          /* the heartbeat thread, once beating */
-	bool beating;
+	pthread_t beat;          /* [main thread] the heartbeat thread, once beating */
+	bool beating;            /* [main thread] */
 } cm_service;
 
 void cm_service_init(cm_service *svc, const char *name);
