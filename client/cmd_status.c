@@ -1,5 +1,11 @@
 /* cmd_status.c - ext3d status [--json], kill SERVICE and shutdown: control
- * requests to the instance's supervisor. */
+ * requests to the instance's supervisor.
+ *
+ * status exits with the instance's state: 0 ready, 1 not reachable (or
+ * another error), 3 degraded or stalled, 4 starting or restarting, 5
+ * failed, 6 stopping. shutdown of an instance whose supervisor is dead
+ * removes the files it left and succeeds, as does shutdown of an instance
+ * that is not there at all. */
 #include <errno.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -47,6 +53,9 @@ static void status_json(const Ext3d__StatusReply *st)
 	json_str(st->instance);
 	printf(",\"supervisor\":{\"pid\":%d,\"state\":", st->supervisor_pid);
 	json_str(st->state);
+	printf(",\"reason\":");
+	json_str(st->reason);
+	printf(",\"watchdog_ms\":%u", st->watchdog_ms);
 	printf("},\"generation\":%llu,\"locking\":", (unsigned long long)st->generation);
 	json_str(st->locking);
 	printf(",\"services\":[");
@@ -58,8 +67,10 @@ static void status_json(const Ext3d__StatusReply *st)
 		json_str(s->state);
 		printf(",\"restarts\":%u,\"restart_policy\":", s->restarts);
 		json_str(s->restart_policy);
-		printf(",\"last_exit_status\":%d,\"last_exit_signal\":%d}", s->last_exit_status,
-		       s->last_exit_signal);
+		printf(",\"last_exit_status\":%d,\"last_exit_signal\":%d,\"stalls\":%u,"
+		       "\"last_exit\":", s->last_exit_status, s->last_exit_signal, s->stalls);
+		json_str(s->last_exit);
+		putchar('}');
 	}
 	printf("],\"locks\":[");
 	for (size_t i = 0; i < st->n_locks; i++) {
@@ -87,20 +98,18 @@ static void status_json(const Ext3d__StatusReply *st)
 
 static void status_text(const Ext3d__StatusReply *st)
 {
-	printf("instance %s: %s (supervisor pid %d, generation %llu, locking %s)\n",
-	       st->instance, st->state, st->supervisor_pid, (unsigned long long)st->generation,
-	       st->locking);
-	printf("%-16s %8s %-10s %8s %-7s %s\n", "SERVICE", "PID", "STATE", "RESTARTS",
-	       "POLICY", "LAST EXIT");
+	printf("instance %s: %s (supervisor pid %d, generation %llu, locking %s, "
+	       "watchdog %u ms)\n", st->instance, st->state, st->supervisor_pid,
+	       (unsigned long long)st->generation, st->locking, st->watchdog_ms);
+	if (*st->reason)
+		printf("reason: %s\n", st->reason);
+	printf("%-16s %8s %-10s %8s %6s %-7s %s\n", "SERVICE", "PID", "STATE", "RESTARTS",
+	       "STALLS", "POLICY", "LAST EXIT");
 	for (size_t i = 0; i < st->n_services; i++) {
 		const Ext3d__ServiceStatus *s = st->services[i];
-		char last[32] = "-";
-		if (s->last_exit_signal)
-			snprintf(last, sizeof(last), "signal %d", s->last_exit_signal);
-		else if (s->last_exit_status >= 0)
-			snprintf(last, sizeof(last), "status %d", s->last_exit_status);
-		printf("%-16s %8d %-10s %8u %-7s %s\n", s->name, s->pid, s->state, s->restarts,
-		       s->restart_policy, last);
+		printf("%-16s %8d %-10s %8u %6u %-7s %s\n", s->name, s->pid, s->state,
+		       s->restarts, s->stalls, s->restart_policy,
+		       *s->last_exit ? s->last_exit : "-");
 	}
 	printf("\n%-14s %6s %14s %12s %14s\n", "LOCK", "COUNT", "ACQUISITIONS", "CONTENDED",
 	       "WAIT (us)");
@@ -123,12 +132,30 @@ static void status_text(const Ext3d__StatusReply *st)
 		       (unsigned long long)st->cache->errors);
 }
 
+/* The exit status that tells the instance's state (see the header). */
+static int status_code(const char *state)
+{
+	static const struct {
+		const char *state;
+		int code;
+	} codes[] = {
+		{"ready", 0}, {"degraded", 3}, {"stalled", 3}, {"starting", 4},
+		{"restarting", 4}, {"failed", 5}, {"stopping", 6},
+	};
+
+	for (size_t i = 0; i < sizeof(codes) / sizeof(codes[0]); i++)
+		if (strcmp(state, codes[i].state) == 0)
+			return codes[i].code;
+	return 1;
+}
+
 int cli_status(cli_ctx *c, int argc, char **argv)
 {
 	Ext3d__StatusRequest body = EXT3D__STATUS_REQUEST__INIT;
 	Ext3d__Request req = EXT3D__REQUEST__INIT;
 	bool json = argc > 1 && strcmp(argv[1], "--json") == 0;
 	Ext3d__Reply *reply;
+	int r;
 
 	if (argc > (json ? 2 : 1))
 		return cli_fail("status: unexpected argument", -EINVAL);
@@ -144,8 +171,9 @@ int cli_status(cli_ctx *c, int argc, char **argv)
 		status_json(reply->status_reply);
 	else
 		status_text(reply->status_reply);
+	r = status_code(reply->status_reply->state);
 	rpc_reply_free(reply);
-	return 0;
+	return r;
 }
 
 int cli_kill(cli_ctx *c, int argc, char **argv)
@@ -165,17 +193,43 @@ int cli_kill(cli_ctx *c, int argc, char **argv)
 	return 0;
 }
 
+/* An instance whose supervisor is not running: removes what it left and
+ * returns 0; -1 when the supervisor runs (or may run). */
+static int shutdown_dead(cli_ctx *c)
+{
+	char rundir[CM_PATH_MAX];
+	int pid, r;
+
+	if (cm_rundir(c->instance, rundir, sizeof(rundir)) < 0)
+		return -1;
+	r = cm_rundir_supervisor(rundir, &pid);
+	if (r == -ENOENT) {
+		printf("ext3d: instance %s is not running: nothing to stop\n", c->instance);
+		return 0;
+	}
+	if (r != 0)
+		return -1;
+	cm_rundir_clean(rundir);
+	printf("ext3d: instance %s was not running (its supervisor, pid %d, is gone): "
+	       "removed the files it left in %s\n", c->instance, pid, rundir);
+	return 0;
+}
+
 int cli_shutdown(cli_ctx *c, int argc, char **argv)
 {
 	Ext3d__ShutdownRequest body = EXT3D__SHUTDOWN_REQUEST__INIT;
 	Ext3d__StatusRequest probe_body = EXT3D__STATUS_REQUEST__INIT;
 	Ext3d__Request req = EXT3D__REQUEST__INIT, probe = EXT3D__REQUEST__INIT;
 	Ext3d__Reply *reply;
+	int r;
 
 	if (argc != 1)
 		return cli_fail("usage: shutdown", -EINVAL);
 	req.body_case = EXT3D__REQUEST__BODY_SHUTDOWN;
 	req.shutdown = &body;
+	r = shutdown_dead(c);
+	if (r >= 0)
+		return r;
 	if (cli_call(c, &req, &reply))
 		return 1;
 	rpc_reply_free(reply);

@@ -62,7 +62,12 @@ typedef struct ext3d_fsstat {
 	uint32_t bsize, namemax;
 } ext3d_fsstat;
 
-/* Attaches to the instance (NULL: $EXT3D_INSTANCE or "default"). */
+/* Attaches to the instance (NULL: $EXT3D_INSTANCE or "default").
+ * Every call has a deadline, $EXT3D_CALL_TIMEOUT_MS (default 10000, longer
+ * than the supervisor's watchdog): past it the call fails with -ETIMEDOUT
+ * instead of blocking. When the instance's group restarts, calls in flight
+ * fail with -EIO at once; the next calls attach anew by themselves,
+ * waiting (within their deadline) until the new group takes sessions. */
 int ext3d_attach(const char *instance, ext3d **ret);
 /* Detaches; accepts NULL; returns NULL. */
 ext3d *ext3d_detach(ext3d *fs);

@@ -25,11 +25,27 @@ int cm_bdev_submit(cm_bdev *b, cm_bd_rec *rec)
 	return cm_chan_submit(b->chan, rec);
 }
 
+/* blockdev-svc did not answer in time: the requests in flight are
+ * abandoned with their channel (a late answer must not be taken for the
+ * next request's) and a fresh channel serves the next ones. */
+static int cm_bdev_abandon(cm_bdev *b)
+{
+	cm_layout *l = b->arena ? cm_layout_get(b->arena) : NULL;
+	int slot = l ? cm_layout_find_svc(l, "blockdev-svc") : -ENOENT;
+	cm_chan_client *cc;
+
+	if (slot >= 0 && cm_chan_open(b->arena, (uint32_t)slot, CM_BD_VERSION, &cc) == 0) {
+		cm_chan_close(b->chan);
+		b->chan = cc;
+	}
+	return -EIO;
+}
+
 int cm_bdev_reap(cm_bdev *b, cm_bd_rec *rec)
 {
 	int r = cm_chan_reap(b->chan, rec, CM_BD_TIMEOUT_MS);
 
-	return r == -ETIMEDOUT ? -EIO : r;
+	return r == -ETIMEDOUT ? cm_bdev_abandon(b) : r;
 }
 
 static int cm_bdev_call(cm_bdev *b, cm_bd_rec *rec)

@@ -1,7 +1,14 @@
 /* bdclient.h - block I/O through blockdev-svc, for processes that map the
  * arena (services and test tools). One cm_bdev per thread. A request waits
  * through a restart of blockdev-svc (the channel resubmits it); -EIO if the
- * service stays away longer than CM_BD_TIMEOUT_MS. */
+ * service stays away longer than CM_BD_TIMEOUT_MS, and then the requests
+ * in flight are abandoned with their channel (all their reaps give -EIO
+ * or -EINVAL) and the next ones go to a fresh channel.
+ *
+ * CM_BD_TIMEOUT_MS is longer than the supervisor's default watchdog
+ * deadline plus a restart (a stopped blockdev-svc is replaced before it
+ * runs out) and shorter than libext3d's default call deadline (a client
+ * sees EIO from inode-svc before its own ETIMEDOUT). */
 #ifndef CM_BDCLIENT_H
 #define CM_BDCLIENT_H
 
@@ -10,7 +17,7 @@
 #include "arena.h"
 #include "bdrec.h"
 
-#define CM_BD_TIMEOUT_MS 60000
+#define CM_BD_TIMEOUT_MS 8000
 
 typedef struct cm_bdev cm_bdev;
 

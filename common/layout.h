@@ -28,14 +28,22 @@ enum cm_svc_state {
 	CM_SVC_READY = 2,     /* set by the service itself */
 	CM_SVC_STOPPING = 3,
 	CM_SVC_EXITED = 4,    /* not running; restart policy decides */
-	CM_SVC_FAILED = 5,    /* gave up restarting it */
+	CM_SVC_FAILED = 5,    /* crashed by itself in a loop: not restarted */
+	CM_SVC_RESTARTING = 6, /* dead, waiting out its restart delay */
+	CM_SVC_STALLED = 7,   /* missed its heartbeat deadline: being killed */
 };
+
+/* Each service beats its slot's heartbeat every CM_HEARTBEAT_MS from a
+ * thread of its own (service.c); the supervisor's watchdog kills one whose
+ * beat is older than the instance's deadline. */
+#define CM_HEARTBEAT_MS 100
 
 typedef struct cm_svc_slot {
 	char name[CM_SVC_NAME_MAX]; /* [immutable] */
 	_Atomic int32_t pid;        /* [supervisor] 0 when not running */
 	_Atomic uint32_t state;     /* [supervisor; the service sets READY] */
 	cm_event doorbell;          /* wakes the service: work on one of its channels */
+	_Atomic uint64_t heartbeat_ns; /* [the service] cm_now_ns() of its last beat */
 } cm_svc_slot;
 
 /* Dead lock owners found by any process, for the supervisor to act on. */

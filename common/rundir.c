@@ -1,7 +1,10 @@
-/* rundir.c - instance names, run directories, control socket addresses. */
+/* rundir.c - instance names, run directories, control socket addresses,
+ * and telling a live instance's run directory from a stale one. */
 #include "rundir.h"
 
 #include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -66,4 +69,56 @@ int cm_mkdir_p(const char *path, unsigned mode)
 	if (mkdir(tmp, mode) < 0 && errno != EEXIST)
 		return -errno;
 	return 0;
+}
+
+/* Reads up to len - 1 bytes of a small file, NUL-terminated. */
+static int cm_rundir_read(const char *path, char *buf, size_t len)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	ssize_t n;
+
+	if (fd < 0)
+		return -errno;
+	n = read(fd, buf, len - 1);
+	close(fd);
+	if (n < 0)
+		return -EIO;
+	buf[n] = '\0';
+	return (int)n;
+}
+
+int cm_rundir_supervisor(const char *rundir, int *pid)
+{
+	char path[CM_PATH_MAX + 32], buf[64], *comm, *end;
+	long v;
+	int r;
+
+	*pid = 0;
+	snprintf(path, sizeof(path), "%s/supervisor.pid", rundir);
+	r = cm_rundir_read(path, buf, sizeof(buf));
+	if (r < 0)
+		return r == -ENOENT ? -ENOENT : -EACCES;
+	v = strtol(buf, NULL, 10);
+	if (v <= 0 || v > 1 << 22)
+		return 0;
+	*pid = (int)v;
+	if (kill((pid_t)v, 0) < 0 && errno != EPERM)
+		return 0;
+	/* "PID (COMM) STATE ...": a zombie is dead, whatever its name. */
+	snprintf(path, sizeof(path), "/proc/%ld/stat", v);
+	if (cm_rundir_read(path, buf, sizeof(buf)) <= 0 || !(comm = strchr(buf, '(')) ||
+	    !(end = strrchr(buf, ')')) || end[1] != ' ' || end[2] == 'Z' || end[2] == 'X')
+		return 0;
+	return end - comm - 1 >= 15 && strncmp(comm + 1, "ext3d-superviso", 15) == 0;
+}
+
+void cm_rundir_clean(const char *rundir)
+{
+	static const char *const files[] = {"session.sock", "control.ipc", "supervisor.pid"};
+	char path[CM_PATH_MAX + 32];
+
+	for (size_t i = 0; i < sizeof(files) / sizeof(files[0]); i++) {
+		snprintf(path, sizeof(path), "%s/%s", rundir, files[i]);
+		(void)unlink(path);
+	}
 }

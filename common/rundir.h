@@ -16,6 +16,14 @@
 int cm_instance_name(const char *flag, char *buf, size_t len);
 int cm_rundir(const char *instance, char *buf, size_t len);
 int cm_control_url(const char *rundir, char *buf, size_t len);
+/* The supervisor named by RUNDIR/supervisor.pid: 1 if that process runs
+ * and is an ext3d-supervisor, 0 if it is gone, a zombie or another program (the
+ * run directory is stale, left by a killed supervisor), -ENOENT without a
+ * pid file, -EACCES if it cannot be read. *pid gets the pid read, or 0. */
+int cm_rundir_supervisor(const char *rundir, int *pid);
+/* Removes the files of a stale run directory: the pid file, control.ipc
+ * and session.sock. */
+void cm_rundir_clean(const char *rundir);
 /* mkdir -p with the given mode for each created level. */
 int cm_mkdir_p(const char *path, unsigned mode);
 

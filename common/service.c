@@ -1,5 +1,7 @@
 /* service.c - the start-up and shutdown steps shared by every service; see
- * service.h. */
+ * service.h. The heartbeat thread proves the process is scheduled (a
+ * SIGSTOP or a frozen process stops it); it is started before the sandbox,
+ * which may forbid clone. */
 #include "service.h"
 
 #include <errno.h>
@@ -8,13 +10,28 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/syscall.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "chan.h"
+#include "futex.h"
 #include "log.h"
 #include "sandbox.h"
 
 static volatile sig_atomic_t cm_stop_requested;
+static atomic_bool cm_beat_stop;
+
+static void *cm_service_beat(void *arg)
+{
+	cm_svc_slot *slot = arg;
+	struct timespec ts = {.tv_nsec = CM_HEARTBEAT_MS * 1000000L};
+
+	while (!atomic_load(&cm_beat_stop)) {
+		atomic_store(&slot->heartbeat_ns, cm_now_ns());
+		(void)nanosleep(&ts, NULL);
+	}
+	return NULL;
+}
 
 static void cm_service_on_signal(int sig)
 {
@@ -65,6 +82,7 @@ int cm_service_option(cm_service *svc, int opt, const char *arg)
 int cm_service_attach(cm_service *svc)
 {
 	struct sigaction sa = {.sa_handler = cm_service_on_signal};
+	sigset_t all, old;
 	char why[160];
 	int r;
 
@@ -83,6 +101,15 @@ int cm_service_attach(cm_service *svc)
 		return cm_log_errno(-EINVAL, "slot %d belongs to '%.*s', not %s", svc->slot,
 				    CM_SVC_NAME_MAX, svc->layout->svcs[svc->slot].name, svc->name);
 	cm_layout_report_dead_owners(svc->layout);
+	atomic_store(&svc->layout->svcs[svc->slot].heartbeat_ns, cm_now_ns());
+	/* Signals go to the service's own threads, never to the beat. */
+	sigfillset(&all);
+	pthread_sigmask(SIG_BLOCK, &all, &old);
+	r = -pthread_create(&svc->beat, NULL, cm_service_beat, &svc->layout->svcs[svc->slot]);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	if (r < 0)
+		return cm_log_errno(r, "heartbeat thread: %m");
+	svc->beating = true;
 	sigemptyset(&sa.sa_mask);
 	sigaction(SIGTERM, &sa, NULL);
 	sigaction(SIGINT, &sa, NULL);
@@ -111,6 +138,11 @@ bool cm_service_stopping(void)
 
 void cm_service_fini(cm_service *svc)
 {
+	if (svc->beating) {
+		atomic_store(&cm_beat_stop, true);
+		pthread_join(svc->beat, NULL);
+		svc->beating = false;
+	}
 	svc->arena = cm_arena_free(svc->arena);
 	svc->layout = NULL;
 }

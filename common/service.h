@@ -1,6 +1,7 @@
 /* service.h - what every service process does the same way: take the arena
  * descriptor and slot from the supervisor's flags, attach and check the
- * arena, report dead lock owners to it, stop on SIGTERM, say it is ready.
+ * arena, report dead lock owners to it, stop on SIGTERM, say it is ready,
+ * beat the slot's heartbeat (layout.h) from a thread until fini.
  *
  * Flags every service accepts (add CM_SERVICE_OPTIONS to getopt_long's
  * table and pass unknown options to cm_service_option()):
@@ -15,6 +16,7 @@
 #define CM_SERVICE_H
 
 #include <getopt.h>
+#include <pthread.h>
 #include <stdbool.h>
 
 #include "arena.h"
@@ -35,13 +37,16 @@ typedef struct cm_service {
 	bool test_forbidden_syscall;
 	cm_arena *arena;
 	cm_layout *layout;
+	pthread_t beat;          /* [main thread] the heartbeat thread, once beating */
+	bool beating;            /* [main thread] */
 } cm_service;
 
 void cm_service_init(cm_service *svc, const char *name);
 /* 1 if opt was one of CM_SERVICE_OPTIONS, 0 if not, -EINVAL if bad. */
 int cm_service_option(cm_service *svc, int opt, const char *arg);
 /* Attaches the arena, checks the slot names this service, installs the
- * SIGTERM/SIGINT handler. Logs the reason on failure. */
+ * SIGTERM/SIGINT handler, starts the heartbeat. Logs the reason on
+ * failure. */
 int cm_service_attach(cm_service *svc);
 /* Marks the slot READY (call after cm_sandbox_enter). */
 void cm_service_ready(cm_service *svc);

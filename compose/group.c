@@ -1,8 +1,8 @@
 /* group.c - the supervisor's process group: create the arena, start the
- * services in compose order and wait for each to be ready, reap them,
- * restart by policy, discard the arena on a group restart, stop them in
- * reverse order. Runs on the main thread; takes sv->mtx around every change
- * the control thread can see. */
+ * services in compose order and wait for each to be ready, discard the
+ * arena on a group restart, stop them in reverse order (policy.c decides
+ * when). Runs on the main thread; takes sv->mtx around every change the
+ * control thread can see. */
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
@@ -55,15 +55,17 @@ static void sv_child_exec(sv_super *sv, sv_service *s, int slot)
 	_exit(127);
 }
 
-/* Starts one service and waits until it reports ready or dies. */
-static int sv_service_start(sv_super *sv, int slot)
+int sv_service_start(sv_super *sv, int slot, int *status, bool *hung)
 {
 	sv_service *s = &sv->svcs[slot];
 	cm_svc_slot *as = &cm_layout_get(sv->arena)->svcs[slot];
 	uint64_t deadline = cm_now_ns() + SV_READY_TIMEOUT_MS * 1000000ULL;
 	pid_t pid;
 
+	*hung = false;
 	atomic_store(&as->state, CM_SVC_STARTING);
+	s->started_ns = cm_now_ns();
+	s->ready_ns = 0;
 	pid = fork();
 	if (pid < 0)
 		return cm_log_errno(-errno, "fork for %s: %m", s->name);
@@ -75,27 +77,22 @@ static int sv_service_start(sv_super *sv, int slot)
 	pthread_mutex_unlock(&sv->mtx);
 	atomic_store(&as->pid, pid);
 	while (atomic_load(&as->state) != CM_SVC_READY) {
-		int status;
-		if (waitpid(pid, &status, WNOHANG) == pid) {
-			pthread_mutex_lock(&sv->mtx);
-			s->pid = 0;
-			s->state = CM_SVC_EXITED;
-			s->last_status = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-			s->last_signal = WIFSIGNALED(status) ? WTERMSIG(status) : 0;
-			pthread_mutex_unlock(&sv->mtx);
-			atomic_store(&as->pid, 0);
-			return cm_log_errno(-ECHILD, "%s exited before it was ready", s->name);
-		}
+		if (waitpid(pid, status, WNOHANG) == pid)
+			return -ECHILD;
 		if (cm_now_ns() > deadline) {
+			cm_err("%s was not ready in %d ms: killing it", s->name,
+			       SV_READY_TIMEOUT_MS);
 			kill(pid, SIGKILL);
-			return cm_log_errno(-ETIMEDOUT, "%s was not ready in %d ms", s->name,
-					    SV_READY_TIMEOUT_MS);
+			(void)waitpid(pid, status, 0);
+			*hung = true;
+			return -ECHILD;
 		}
 		usleep(2000);
 	}
 	pthread_mutex_lock(&sv->mtx);
 	s->state = CM_SVC_READY;
 	pthread_mutex_unlock(&sv->mtx);
+	s->ready_ns = cm_now_ns();
 	cm_info("%s ready, pid %d", s->name, (int)pid);
 	return 0;
 }
@@ -128,23 +125,32 @@ static int sv_arena_new(sv_super *sv)
 
 int sv_group_start(sv_super *sv)
 {
-	int r = sv_arena_new(sv);
+	int r = sv_arena_new(sv), status = 0;
+	bool hung = false;
+	int i;
 
-	for (int i = 0; r == 0 && i < sv->nsvcs; i++)
-		r = sv_service_start(sv, i);
-	if (r == 0) {
-		pthread_mutex_lock(&sv->mtx);
-		sv->state = SV_READY;
-		pthread_mutex_unlock(&sv->mtx);
-		cm_info("instance %s ready (generation %llu)", sv->cfg.instance,
-			(unsigned long long)sv->generation);
+	if (r < 0)
+		return r;
+	for (i = 0; r == 0 && i < sv->nsvcs; i++)
+		r = sv_service_start(sv, i, &status, &hung);
+	if (r == -ECHILD) {
+		sv_service_died(sv, &sv->svcs[i - 1], status, hung, true);
+		return r;
 	}
-	return r;
+	if (r < 0)
+		return r;
+	pthread_mutex_lock(&sv->mtx);
+	sv->state = SV_READY;
+	sv->reason[0] = '\0';
+	pthread_mutex_unlock(&sv->mtx);
+	cm_info("instance %s ready (generation %llu)", sv->cfg.instance,
+		(unsigned long long)sv->generation);
+	return 0;
 }
 
 /* Signals every running service, last started first, and reaps them; those
  * still alive after grace_ms get SIGKILL. */
-static void sv_group_kill(sv_super *sv, int sig, int grace_ms)
+void sv_group_kill(sv_super *sv, int sig, int grace_ms)
 {
 	uint64_t deadline = cm_now_ns() + (uint64_t)grace_ms * 1000000ULL;
 
@@ -177,124 +183,42 @@ void sv_group_stop(sv_super *sv)
 	sv_group_kill(sv, SIGTERM, 5000);
 }
 
-int sv_group_restart(sv_super *sv, const char *why)
+void sv_group_restart(sv_super *sv, const char *why, uint32_t delay_ms)
 {
-	cm_warn("group restart: %s", why);
+	cm_warn("group restart in %u ms: %s", delay_ms, why);
 	pthread_mutex_lock(&sv->mtx);
 	sv->state = SV_RESTARTING;
+	snprintf(sv->reason, sizeof(sv->reason), "%s", why);
 	pthread_mutex_unlock(&sv->mtx);
-	atomic_store(&sv->arena->hdr->state, CM_ARENA_DISCARDED);
+	if (sv->arena)
+		atomic_store(&sv->arena->hdr->state, CM_ARENA_DISCARDED);
 	sv_group_kill(sv, SIGKILL, 0);
 	pthread_mutex_lock(&sv->mtx);
 	sv->arena = cm_arena_free(sv->arena);
 	sv->generation++;
-	for (int i = 0; i < sv->nsvcs; i++)
+	for (int i = 0; i < sv->nsvcs; i++) {
 		sv->svcs[i].restarts++;
+		sv->svcs[i].state = CM_SVC_RESTARTING;
+		sv->svcs[i].restart_at = 0;
+	}
 	pthread_mutex_unlock(&sv->mtx);
-	return sv_group_start(sv);
+	sv->group_restart_at = cm_now_ns() + (uint64_t)delay_ms * 1000000ULL;
 }
 
-struct sv_owner_scan {
-	pid_t pid;
-	const char *held;
-};
-
-static void sv_owner_check(cm_mutex *m, void *ctx)
+void sv_group_check_dead_owners(sv_super *sv)
 {
-	struct sv_owner_scan *scan = ctx;
+	cm_dead_box *box;
+	uint32_t reports;
+	char why[SV_REASON_MAX];
 
-	if (atomic_load(&m->owner) == scan->pid)
-		scan->held = m->name;
-}
-
-/* True if the restart window allows one more restart of s. */
-static bool sv_restart_allowed(sv_service *s)
-{
-	uint64_t now = cm_now_ns();
-
-	if (now - s->burst_start > SV_RESTART_WINDOW_S * 1000000000ULL) {
-		s->burst_start = now;
-		s->burst = 0;
-	}
-	return ++s->burst <= SV_RESTART_BURST;
-}
-
-static int sv_service_died(sv_super *sv, sv_service *s, int status)
-{
-	struct sv_owner_scan scan = {.pid = s->pid};
-	cm_layout *l = cm_layout_get(sv->arena);
-	int slot = (int)(s - sv->svcs);
-	char why[128];
-
-	cm_lockset_foreach(&l->locks, sv_owner_check, &scan);
-	pthread_mutex_lock(&sv->mtx);
-	s->pid = 0;
-	s->state = CM_SVC_EXITED;
-	s->last_status = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-	s->last_signal = WIFSIGNALED(status) ? WTERMSIG(status) : 0;
-	pthread_mutex_unlock(&sv->mtx);
-	atomic_store(&l->svcs[slot].pid, 0);
-	atomic_store(&l->svcs[slot].state, CM_SVC_EXITED);
-	cm_chan_release_owner(l, sv->arena, scan.pid);
-	cm_chan_server_gone(l, sv->arena, (uint32_t)slot);
-	cm_warn("%s (pid %d) %s %d", s->name, (int)scan.pid,
-		s->last_signal ? "killed by signal" : "exited with status",
-		s->last_signal ? s->last_signal : s->last_status);
-	if (sv->state == SV_STOPPING)
-		return 0;
-	if (scan.held) {
-		/* Whatever its policy: the state behind the lock is lost. */
-		snprintf(why, sizeof(why), "%s died holding %s", s->name, scan.held);
-		return sv_group_restart(sv, why);
-	}
-	if (s->policy == SV_RESTART_NEVER)
-		return 0;
-	if (!sv_restart_allowed(s)) {
-		cm_err("%s restarted %d times in %d s: giving up on it", s->name,
-		       SV_RESTART_BURST, SV_RESTART_WINDOW_S);
-		pthread_mutex_lock(&sv->mtx);
-		s->state = CM_SVC_FAILED;
-		pthread_mutex_unlock(&sv->mtx);
-		return 0;
-	}
-	if (s->policy == SV_RESTART_GROUP) {
-		snprintf(why, sizeof(why), "%s died", s->name);
-		return sv_group_restart(sv, why);
-	}
-	pthread_mutex_lock(&sv->mtx);
-	s->restarts++;
-	pthread_mutex_unlock(&sv->mtx);
-	return sv_service_start(sv, slot);
-}
-
-int sv_group_reap(sv_super *sv)
-{
-	int status, r = 0;
-	pid_t pid;
-
-	while ((pid = waitpid(-1, &status, WNOHANG)) > 0) {
-		for (int i = 0; i < sv->nsvcs; i++) {
-			if (sv->svcs[i].pid == pid) {
-				r = sv_service_died(sv, &sv->svcs[i], status);
-				break;
-			}
-		}
-		if (r < 0)
-			break;
-	}
-	return r;
-}
-
-int sv_group_check_dead_owners(sv_super *sv)
-{
-	cm_dead_box *box = &cm_layout_get(sv->arena)->dead;
-	uint32_t reports = atomic_load(&box->reports);
-	char why[128];
-
+	if (!sv->arena || sv->state != SV_READY)
+		return;
+	box = &cm_layout_get(sv->arena)->dead;
+	reports = atomic_load(&box->reports);
 	if (reports == sv->dead_seen)
-		return 0;
+		return;
 	sv->dead_seen = reports;
 	snprintf(why, sizeof(why), "lock %.*s lost its owner (pid %d)", CM_LOCK_NAME_MAX,
 		 box->lock, (int)atomic_load(&box->pid));
-	return sv_group_restart(sv, why);
+	sv_group_restart(sv, why, SV_BACKOFF_MIN_MS);
 }

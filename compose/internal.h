@@ -1,21 +1,37 @@
 /* internal.h - the supervisor: starts an instance's services in order,
- * watches every pid, restarts by policy, owns the arena's lifetime and
- * serves status, kill and shutdown over nng. It never takes a filesystem
- * lock.
+ * watches every pid and heartbeat, restarts by policy, owns the arena's
+ * lifetime and serves status, kill and shutdown over nng. It never takes a
+ * filesystem lock.
  *
  * States of the group:
  *   STARTING  -> READY       [sv_group_start]   every service reported ready
  *   READY     -> RESTARTING  [sv_group_restart] a group-policy service died,
  *                                               or a lock owner died
- *   RESTARTING-> READY       [sv_group_start]   in a new arena
+ *   RESTARTING-> READY       [sv_group_start]   in a new arena, after the
+ *                                               dead service's restart delay
+ *   any       -> FAILED      [sv_fail]          a service crashed by itself
+ *                                               SV_CRASH_LOOP times in a row,
+ *                                               each within SV_CRASH_WINDOW_MS
+ *                                               of its start
  *   any       -> STOPPING    [sv_group_stop]    SIGTERM or a shutdown request
  * A service of policy "alone" that dies holding no lock is restarted by
- * itself [sv_service_restart]; its peers keep running and its clients
- * resubmit (chan.h).
+ * itself [sv_tick] after its delay; its peers keep running and its clients
+ * resubmit (chan.h). Status calls the instance degraded (or stalled) while
+ * such a service is not ready.
+ *
+ * Restart delays (policy.c): SV_BACKOFF_MIN_MS, doubling with each death
+ * that comes before the service was ready for SV_STABLE_MS, capped at
+ * backoff_max_ms (SV_BACKOFF_MAX_MS unless set); a service that stayed up longer starts over from the
+ * first delay. A death from outside (a signal the service did not
+ * raise itself) never gives up; only crashes of its own making (a fault
+ * signal or a non-zero exit) count towards a crash loop.
+ *
+ * Watchdog: a ready service whose heartbeat (layout.h) is older than
+ * watchdog_ms is reported stalled, SIGKILLed and restarted like a dead one.
  *
  * Locking: sv->mtx (a process-private pthread mutex) covers every field
- * below that the control thread reads: the arena pointer, state, services.
- * The main thread is the only writer.
+ * below that the control thread reads: the arena pointer, state, reason,
+ * services. The main thread is the only writer.
  */
 #ifndef SV_INTERNAL_H
 #define SV_INTERNAL_H
@@ -32,11 +48,16 @@
 #define SV_MAX_ARGS 32
 #define SV_MAX_SETS 32
 #define SV_READY_TIMEOUT_MS 15000
-#define SV_RESTART_BURST 5        /* restarts allowed within SV_RESTART_WINDOW_S */
-#define SV_RESTART_WINDOW_S 30
+#define SV_BACKOFF_MIN_MS 20      /* the first restart delay */
+#define SV_BACKOFF_MAX_MS 1000    /* the delay doubles up to this (--restart-delay-max) */
+#define SV_STABLE_MS 250          /* ready this long: the next delay starts over */
+#define SV_CRASH_WINDOW_MS 2000   /* a crash this soon after start is a crash-loop step */
+#define SV_CRASH_LOOP 5           /* that many steps in a row: the instance failed */
+#define SV_WATCHDOG_MS 3000       /* default heartbeat deadline (--watchdog) */
+#define SV_REASON_MAX 256
 
 enum sv_policy { SV_RESTART_ALONE, SV_RESTART_GROUP, SV_RESTART_NEVER };
-enum sv_state { SV_STARTING, SV_READY, SV_RESTARTING, SV_STOPPING };
+enum sv_state { SV_STARTING, SV_READY, SV_RESTARTING, SV_FAILED, SV_STOPPING };
 
 typedef struct sv_service {
 	char name[CM_SVC_NAME_MAX];   /* [immutable] */
@@ -47,8 +68,14 @@ typedef struct sv_service {
 	uint32_t restarts;            /* [mtx] */
 	int last_status;              /* [mtx] exit status, -1 before any exit */
 	int last_signal;              /* [mtx] 0 unless killed by a signal */
-	uint64_t burst_start;         /* [main thread] start of the restart window */
-	uint32_t burst;               /* [main thread] restarts in that window */
+	uint32_t stalls;              /* [mtx] watchdog kills */
+	char why[SV_REASON_MAX];      /* [mtx] how it last died, "" before */
+	uint64_t started_ns;          /* [main thread] cm_now_ns() of its last fork */
+	uint64_t ready_ns;            /* [main thread] when it was last ready, 0: not since */
+	uint64_t restart_at;          /* [main thread] its delayed restart is due, 0: none */
+	uint32_t backoff_ms;          /* [main thread] the last delay, 0 after a stable run */
+	uint32_t crashes;             /* [main thread] crash-loop steps in a row */
+	bool stalled;                 /* [main thread] the watchdog killed it */
 } sv_service;
 
 typedef struct sv_config {
@@ -59,6 +86,8 @@ typedef struct sv_config {
 	int nsets;
 	uint64_t arena_size;
 	enum cm_locking_mode locking;
+	uint32_t watchdog_ms;
+	uint32_t backoff_max_ms;
 } sv_config;
 
 typedef struct sv_super {
@@ -67,6 +96,8 @@ typedef struct sv_super {
 	cm_arena *arena;              /* [mtx] */
 	uint64_t generation;          /* [mtx] group restarts so far */
 	enum sv_state state;          /* [mtx] */
+	char reason[SV_REASON_MAX];   /* [mtx] why it is restarting or failed */
+	uint64_t group_restart_at;    /* [main thread] a group start is due, 0: none */
 	sv_service svcs[CM_MAX_SVCS]; /* [mtx] as marked in sv_service */
 	int nsvcs;                    /* [immutable] */
 	uint32_t dead_seen;           /* [main thread] dead-owner reports handled */
@@ -78,14 +109,34 @@ int sv_compose_load(sv_super *sv);
 const char *sv_policy_name(enum sv_policy p);
 
 /* group.c */
+/* A new arena and every service in order: 0 when ready, -ECHILD when a
+ * service died or hung before it was ready (handled: a restart is due or
+ * the instance failed), another -errno when no arena could be made. */
 int sv_group_start(sv_super *sv);
 void sv_group_stop(sv_super *sv);
-int sv_group_restart(sv_super *sv, const char *why);
-/* Reaps exited children and applies restart policies. */
-int sv_group_reap(sv_super *sv);
+/* Signals every running service, reaps them, SIGKILL after grace_ms. */
+void sv_group_kill(sv_super *sv, int sig, int grace_ms);
+/* Kills the group and discards the arena; the new group starts after
+ * delay_ms. */
+void sv_group_restart(sv_super *sv, const char *why, uint32_t delay_ms);
+/* Starts one service and waits until ready: 0, or -ECHILD when it died
+ * before (*status from waitpid) or hung (then killed, *status 0 and
+ * *hung set). */
+int sv_service_start(sv_super *sv, int slot, int *status, bool *hung);
 /* A lock owner died (report in the arena's mailbox): group restart. */
-int sv_group_check_dead_owners(sv_super *sv);
+void sv_group_check_dead_owners(sv_super *sv);
 sv_service *sv_find(sv_super *sv, const char *name);
+
+/* policy.c */
+/* Reaps exited children and applies restart policies. */
+void sv_reap(sv_super *sv);
+/* Records a death (status from waitpid) and schedules what follows;
+ * in_start: during a group start, which the death aborts. */
+void sv_service_died(sv_super *sv, sv_service *s, int status, bool hung, bool in_start);
+/* Kills ready services whose heartbeat is older than the deadline. */
+void sv_watchdog(sv_super *sv);
+/* Runs the restarts that are due; returns ms until the next one (or -1). */
+int sv_tick(sv_super *sv);
 
 /* rundir.c: claim the run directory (a stale one left by a crash is
  * cleaned; a live instance is refused) and release it. */

@@ -1,5 +1,6 @@
 /* main.c - ext3d-supervisor: flags, claim the run directory, start the
- * group, serve control requests, watch children until SIGTERM. */
+ * group, serve control requests, watch children and heartbeats and run the
+ * due restarts until SIGTERM. */
 #include <errno.h>
 #include <getopt.h>
 #include <poll.h>
@@ -18,8 +19,24 @@ static const struct option sv_options[] = {
 	{"set", required_argument, NULL, 's'},
 	{"arena-size", required_argument, NULL, 'a'},
 	{"locking", required_argument, NULL, 'l'},
+	{"watchdog", required_argument, NULL, 'w'},
+	{"restart-delay-max", required_argument, NULL, 'd'},
 	{0},
 };
+
+/* A duration in ms from min to an hour. */
+static int sv_parse_ms(const char *arg, unsigned long min, uint32_t *ret)
+{
+	char *end;
+	unsigned long v;
+
+	errno = 0;
+	v = strtoul(arg, &end, 10);
+	if (errno || *end || end == arg || v < min || v > 3600000)
+		return -EINVAL;
+	*ret = (uint32_t)v;
+	return 0;
+}
 
 static int sv_parse(sv_super *sv, int argc, char **argv)
 {
@@ -28,6 +45,8 @@ static int sv_parse(sv_super *sv, int argc, char **argv)
 
 	sv->cfg.arena_size = 256ULL << 20;
 	sv->cfg.locking = CM_LOCKING_FINE;
+	sv->cfg.watchdog_ms = SV_WATCHDOG_MS;
+	sv->cfg.backoff_max_ms = SV_BACKOFF_MAX_MS;
 	while ((opt = getopt_long(argc, argv, "", sv_options, NULL)) != -1) {
 		if (opt == 'c')
 			sv->cfg.compose = optarg;
@@ -39,6 +58,12 @@ static int sv_parse(sv_super *sv, int argc, char **argv)
 			sv->cfg.arena_size = strtoull(optarg, NULL, 0) << 20;
 		else if (opt == 'l' && (!strcmp(optarg, "fine") || !strcmp(optarg, "big")))
 			sv->cfg.locking = !strcmp(optarg, "big") ? CM_LOCKING_BIG : CM_LOCKING_FINE;
+		else if (opt == 'w' && sv_parse_ms(optarg, 4 * CM_HEARTBEAT_MS,
+						   &sv->cfg.watchdog_ms) == 0)
+			continue;
+		else if (opt == 'd' && sv_parse_ms(optarg, SV_BACKOFF_MIN_MS,
+						   &sv->cfg.backoff_max_ms) == 0)
+			continue;
 		else
 			return -EINVAL;
 	}
@@ -49,19 +74,25 @@ static int sv_parse(sv_super *sv, int argc, char **argv)
 	return cm_rundir(sv->cfg.instance, sv->cfg.rundir, sizeof(sv->cfg.rundir));
 }
 
-/* Watches children and the dead-owner mailbox until SIGTERM or SIGINT. */
+/* Watches children, heartbeats and the dead-owner mailbox and runs the due
+ * restarts until SIGTERM or SIGINT. */
 static void sv_run(sv_super *sv)
 {
 	struct pollfd pfd = {.fd = sv->sigfd, .events = POLLIN};
 	struct signalfd_siginfo si;
+	int wait_ms = 50;
 
 	for (;;) {
-		int n = poll(&pfd, 1, 50);
+		int n = poll(&pfd, 1, wait_ms);
 		if (n > 0 && read(sv->sigfd, &si, sizeof(si)) == sizeof(si) &&
 		    (si.ssi_signo == SIGTERM || si.ssi_signo == SIGINT))
 			return;
-		if (sv_group_reap(sv) < 0 || sv_group_check_dead_owners(sv) < 0)
-			cm_err("the group could not be restarted; status shows which service failed");
+		sv_reap(sv);
+		sv_group_check_dead_owners(sv);
+		sv_watchdog(sv);
+		wait_ms = sv_tick(sv);
+		if (wait_ms < 0 || wait_ms > 50)
+			wait_ms = 50;
 	}
 }
 
@@ -74,7 +105,8 @@ int main(int argc, char **argv)
 	cm_log_init("ext3d-supervisor");
 	if (sv_parse(&sv, argc, argv) < 0) {
 		cm_err("usage: ext3d-supervisor --compose FILE [--instance NAME] "
-		       "[--set KEY=VALUE]... [--arena-size MiB] [--locking fine|big]");
+		       "[--set KEY=VALUE]... [--arena-size MiB] [--locking fine|big] "
+		       "[--watchdog MS] [--restart-delay-max MS]");
 		return EXIT_FAILURE;
 	}
 	sigemptyset(&mask);
@@ -88,6 +120,8 @@ int main(int argc, char **argv)
 	r = sv_control_start(&sv);
 	if (r == 0)
 		r = sv_group_start(&sv);
+	if (r == -ECHILD) /* a restart is due, or the instance failed: status says */
+		r = 0;
 	if (r == 0)
 		sv_run(&sv);
 	cm_info("stopping instance %s", sv.cfg.instance);

@@ -1,12 +1,10 @@
 /* rundir.c - the supervisor's hold on its run directory: supervisor.pid and
  * control.ipc (and inode-svc's session.sock). A pid file whose process is
- * gone (or is not a supervisor) is stale, left by a crash: it and the socket
- * are removed. */
+ * gone (or is not a supervisor) is stale, left by a crash: it and the
+ * sockets are removed (cm_rundir_clean). */
 #include <errno.h>
 #include <fcntl.h>
-#include <signal.h>
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -20,21 +18,10 @@ static void sv_rundir_path(sv_super *sv, const char *file, char *buf, size_t len
 	snprintf(buf, len, "%s/%s", sv->cfg.rundir, file);
 }
 
-static bool sv_pid_is_supervisor(pid_t pid)
-{
-	char path[64], comm[64];
-
-	if (pid <= 0 || kill(pid, 0) < 0)
-		return false;
-	snprintf(path, sizeof(path), "/proc/%d/comm", (int)pid);
-	return cm_read_file(path, comm, sizeof(comm)) > 0 &&
-	       strncmp(comm, "ext3d-superviso", 15) == 0;
-}
-
 int sv_rundir_claim(sv_super *sv)
 {
-	char pidpath[CM_PATH_MAX + 32], sock[CM_PATH_MAX + 32], buf[32];
-	int r, fd;
+	char pidpath[CM_PATH_MAX + 32], buf[32];
+	int r, fd, old;
 
 	/* Searchable by all: clients of any uid attach to session.sock. */
 	r = cm_mkdir_p(sv->cfg.rundir, 0755);
@@ -43,15 +30,14 @@ int sv_rundir_claim(sv_super *sv)
 	if (r < 0)
 		return cm_log_errno(r, "run directory %s: %m", sv->cfg.rundir);
 	sv_rundir_path(sv, "supervisor.pid", pidpath, sizeof(pidpath));
-	sv_rundir_path(sv, "control.ipc", sock, sizeof(sock));
-	if (cm_read_file(pidpath, buf, sizeof(buf)) > 0) {
-		pid_t old = (pid_t)atoi(buf);
-		if (old != getpid() && sv_pid_is_supervisor(old))
-			return cm_log_errno(-EEXIST, "instance %s is already running (pid %d)",
-					    sv->cfg.instance, (int)old);
-		cm_warn("removing the stale run directory of pid %d", (int)old);
-	}
-	(void)unlink(sock);
+	r = cm_rundir_supervisor(sv->cfg.rundir, &old);
+	if (r == 1 && old != getpid())
+		return cm_log_errno(-EEXIST, "instance %s is already running (pid %d)",
+				    sv->cfg.instance, old);
+	if (r != -ENOENT)
+		cm_warn("removing the stale run directory of pid %d (not running): "
+			"supervisor.pid, control.ipc, session.sock", old);
+	cm_rundir_clean(sv->cfg.rundir);
 	fd = open(pidpath, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
 	if (fd < 0)
 		return cm_log_errno(-errno, "%s: %m", pidpath);
@@ -63,13 +49,6 @@ int sv_rundir_claim(sv_super *sv)
 
 void sv_rundir_release(sv_super *sv)
 {
-	char path[CM_PATH_MAX + 32];
-
 	/* inode-svc's session socket too: it may not unlink once sandboxed. */
-	sv_rundir_path(sv, "session.sock", path, sizeof(path));
-	(void)unlink(path);
-	sv_rundir_path(sv, "control.ipc", path, sizeof(path));
-	(void)unlink(path);
-	sv_rundir_path(sv, "supervisor.pid", path, sizeof(path));
-	(void)unlink(path);
+	cm_rundir_clean(sv->cfg.rundir);
 }

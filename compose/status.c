@@ -2,6 +2,7 @@
  * lock counters (stripes and groups folded per lock name), channels and
  * the buffer cache.
  * Called with sv->mtx held, so the arena cannot be swapped underneath. */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -12,14 +13,42 @@
 #include "supervisor.pb-c.h"
 
 static const char *const sv_state_names[] = {
-	[SV_STARTING] = "starting", [SV_READY] = "ready",
-	[SV_RESTARTING] = "restarting", [SV_STOPPING] = "stopping",
+	[SV_STARTING] = "starting", [SV_READY] = "ready", [SV_RESTARTING] = "restarting",
+	[SV_FAILED] = "failed", [SV_STOPPING] = "stopping",
 };
 
 static const char *const sv_svc_state_names[] = {
 	[CM_SVC_EMPTY] = "none", [CM_SVC_STARTING] = "starting", [CM_SVC_READY] = "ready",
 	[CM_SVC_STOPPING] = "stopping", [CM_SVC_EXITED] = "exited", [CM_SVC_FAILED] = "failed",
+	[CM_SVC_RESTARTING] = "restarting", [CM_SVC_STALLED] = "stalled",
 };
+
+static char sv_reason[SV_REASON_MAX + CM_SVC_NAME_MAX + 32]; /* [mtx] */
+
+/* The instance's state as a client sees it: a group that is up but has a
+ * service restarting or stalled is degraded or stalled, with the reason.
+ * A service of policy never that exited 0 is done, not missing. */
+static const char *sv_state_seen(sv_super *sv, const char **reason)
+{
+	const char *name = sv_state_names[sv->state];
+
+	*reason = sv->reason;
+	if (sv->state != SV_READY)
+		return name;
+	for (int i = 0; i < sv->nsvcs; i++) {
+		sv_service *s = &sv->svcs[i];
+		if (s->state == CM_SVC_READY ||
+		    (s->policy == SV_RESTART_NEVER && s->state == CM_SVC_EXITED && s->last_status == 0))
+			continue;
+		snprintf(sv_reason, sizeof(sv_reason), "%s %s%s%s", s->name,
+			 sv_svc_state_names[s->state], *s->why ? " after it " : "", s->why);
+		*reason = sv_reason;
+		if (s->state == CM_SVC_STALLED)
+			return "stalled";
+		name = "degraded";
+	}
+	return name;
+}
 
 struct sv_lock_fold {
 	Ext3d__LockStatus *locks;
@@ -114,7 +143,8 @@ int sv_status_fill(sv_super *sv, Ext3d__StatusReply *st)
 	}
 	st->instance = sv->cfg.instance;
 	st->supervisor_pid = getpid();
-	st->state = (char *)sv_state_names[sv->state];
+	st->state = (char *)sv_state_seen(sv, (const char **)&st->reason);
+	st->watchdog_ms = sv->cfg.watchdog_ms;
 	st->generation = sv->generation;
 	for (int i = 0; i < sv->nsvcs; i++) {
 		sv_service *s = &sv->svcs[i];
@@ -126,6 +156,8 @@ int sv_status_fill(sv_super *sv, Ext3d__StatusReply *st)
 		svcs[i].restart_policy = (char *)sv_policy_name(s->policy);
 		svcs[i].last_exit_status = s->last_status;
 		svcs[i].last_exit_signal = s->last_signal;
+		svcs[i].stalls = s->stalls;
+		svcs[i].last_exit = s->why;
 		st->services[i] = &svcs[i];
 	}
 	st->n_services = (size_t)sv->nsvcs;

@@ -3,7 +3,9 @@
  * An ext3d handle owns one session with inode-svc: the attach socket and
  * the segment with its lanes. Threads borrow a lane for each call; mtx and
  * lane_free cover the lane pool and the session swap done when a dead
- * session is replaced (only while no lane is borrowed).
+ * session is replaced (only while no lane is borrowed). Every call has a
+ * deadline: waiting for a lane, re-attaching and waiting for the answer
+ * all count against it.
  */
 #ifndef X3_INTERNAL_H
 #define X3_INTERNAL_H
@@ -24,10 +26,15 @@ struct ext3d {
 	int sock;                      /* [mtx] swapped only when busy == 0 */
 	cm_seg *seg;                   /* [mtx] swapped only when busy == 0 */
 	uint64_t next_seq;             /* [mtx] */
+	int call_timeout_ms;           /* [immutable] deadline of each call */
 };
 
 /* session.c */
-int x3_session_open(ext3d *fs);
+#define X3_CALL_TIMEOUT_MS 10000 /* default call deadline (EXT3D_CALL_TIMEOUT_MS) */
+/* Sets the call deadline from the environment, then attaches, waiting up
+ * to that deadline while the instance's supervisor runs but inode-svc does
+ * not take sessions yet (a group restart). */
+int x3_session_attach(ext3d *fs);
 void x3_session_close(ext3d *fs);
 /* Runs one request on a lane; copies up to outlen bytes of the lane's data
  * into out. Returns the response's status (0 or -errno). */

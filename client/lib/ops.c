@@ -28,7 +28,7 @@ int ext3d_attach(const char *instance, ext3d **ret)
 	pthread_cond_init(&fs->lane_free, NULL);
 	r = cm_instance_name(instance, fs->instance, sizeof(fs->instance));
 	if (r == 0)
-		r = x3_session_open(fs);
+		r = x3_session_attach(fs);
 	if (r < 0) {
 		ext3d_detach(fs);
 		return r;

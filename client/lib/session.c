@@ -1,23 +1,29 @@
 /* session.c - attaching to inode-svc and running calls on the session's
  * lanes. The segment's memfd goes to inode-svc over RUNDIR/session.sock
  * (SCM_RIGHTS); the socket then only tells us when the service went away.
- * A call on a dead session fails with -EIO; the next call attaches anew. */
+ * A call in flight on a session that dies fails with -EIO at once; a call
+ * that reaches its deadline fails with -ETIMEDOUT and leaves the session
+ * dead too (its lane still holds the request). The next call attaches
+ * anew, retrying while the supervisor runs (a group restart) until its own
+ * deadline. */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <poll.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/un.h>
 #include <unistd.h>
 
 #include "fdmsg.h"
+#include "futex.h"
 #include "internal.h"
 #include "rundir.h"
 #include "session.pb-c.h"
 
-#define X3_ATTACH_TIMEOUT_MS 10000
 #define X3_CALL_POLL_MS 100
+#define X3_RETRY_MS 20 /* between attach attempts during a restart */
 
 static int x3_connect(const char *instance)
 {
@@ -42,7 +48,7 @@ static int x3_connect(const char *instance)
 	return fd;
 }
 
-static int x3_handshake(int sock, cm_seg *seg)
+static int x3_handshake(int sock, cm_seg *seg, int timeout_ms)
 {
 	Ext3d__SessionAttach at = EXT3D__SESSION_ATTACH__INIT;
 	Ext3d__Header header = EXT3D__HEADER__INIT;
@@ -55,7 +61,7 @@ static int x3_handshake(int sock, cm_seg *seg)
 	r = fdmsg_send(sock, &at.base, seg->fd);
 	if (r < 0)
 		return r;
-	n = fdmsg_recv(sock, buf, &fd, X3_ATTACH_TIMEOUT_MS);
+	n = fdmsg_recv(sock, buf, &fd, timeout_ms);
 	if (n < 0)
 		return n;
 	if (fd >= 0)
@@ -68,7 +74,15 @@ static int x3_handshake(int sock, cm_seg *seg)
 	return r;
 }
 
-int x3_session_open(ext3d *fs)
+/* Milliseconds left until deadline (ns), at least 1 while any is left. */
+static int x3_left_ms(uint64_t deadline)
+{
+	uint64_t now = cm_now_ns();
+
+	return now >= deadline ? 0 : (int)((deadline - now + 999999) / 1000000);
+}
+
+static int x3_session_open(ext3d *fs, uint64_t deadline)
 {
 	cm_seg *seg;
 	int sock, r;
@@ -81,7 +95,7 @@ int x3_session_open(ext3d *fs)
 		close(sock);
 		return r;
 	}
-	r = x3_handshake(sock, seg);
+	r = x3_handshake(sock, seg, x3_left_ms(deadline));
 	if (r < 0) {
 		cm_seg_free(seg);
 		close(sock);
@@ -101,27 +115,92 @@ void x3_session_close(ext3d *fs)
 	fs->seg = cm_seg_free(fs->seg);
 }
 
-/* Borrows a free lane; replaces a dead session first when nobody uses it. */
-static int x3_lane_take(ext3d *fs, unsigned *ret)
+/* An attach that failed because inode-svc is not taking sessions yet, while
+ * the instance's supervisor runs (a group restart): worth another try. */
+static bool x3_attach_retryable(ext3d *fs, int r)
+{
+	char rundir[CM_PATH_MAX];
+	int pid;
+
+	if (r != -ECONNREFUSED && r != -ECONNRESET && r != -EPIPE && r != -EAGAIN)
+		return false;
+	if (cm_rundir(fs->instance, rundir, sizeof(rundir)) < 0)
+		return false;
+	r = cm_rundir_supervisor(rundir, &pid);
+	return r == 1 || r == -EACCES;
+}
+
+/* Waits on lane_free (with mtx held) for at most X3_RETRY_MS, not past
+ * the deadline: -ETIMEDOUT once it has passed. */
+static int x3_lane_wait(ext3d *fs, uint64_t deadline)
+{
+	int left = x3_left_ms(deadline);
+	struct timespec ts;
+
+	if (left == 0)
+		return -ETIMEDOUT;
+	clock_gettime(CLOCK_REALTIME, &ts);
+	ts.tv_nsec += (long)(left < X3_RETRY_MS ? left : X3_RETRY_MS) * 1000000L;
+	ts.tv_sec += ts.tv_nsec / 1000000000L;
+	ts.tv_nsec %= 1000000000L;
+	(void)pthread_cond_timedwait(&fs->lane_free, &fs->mtx, &ts);
+	return 0;
+}
+
+/* Borrows a free lane; replaces a dead session first once nobody uses it. */
+static int x3_lane_take(ext3d *fs, unsigned *ret, uint64_t deadline)
 {
 	int r = 0;
 
 	pthread_mutex_lock(&fs->mtx);
-	while (fs->busy == (1u << CM_SEG_LANES) - 1)
-		pthread_cond_wait(&fs->lane_free, &fs->mtx);
-	if (fs->dead && fs->busy == 0) {
-		x3_session_close(fs);
-		r = x3_session_open(fs);
-	} else if (fs->dead || !fs->seg) {
-		r = -EIO;
-	}
-	if (r == 0) {
-		unsigned lane = (unsigned)__builtin_ctz(~fs->busy);
-		fs->busy |= 1u << lane;
-		*ret = lane;
+	for (;;) {
+		if (!fs->dead && fs->seg && fs->busy != (1u << CM_SEG_LANES) - 1) {
+			unsigned lane = (unsigned)__builtin_ctz(~fs->busy);
+			fs->busy |= 1u << lane;
+			*ret = lane;
+			r = 0;
+			break;
+		}
+		if (fs->dead && fs->busy == 0) {
+			x3_session_close(fs);
+			r = x3_session_open(fs, deadline);
+			if (r == 0)
+				continue;
+			if (!x3_attach_retryable(fs, r))
+				break;
+		}
+		if (x3_lane_wait(fs, deadline) < 0) {
+			r = -ETIMEDOUT;
+			break;
+		}
 	}
 	pthread_mutex_unlock(&fs->mtx);
 	return r;
+}
+
+int x3_session_attach(ext3d *fs)
+{
+	const char *env = getenv("EXT3D_CALL_TIMEOUT_MS");
+	uint64_t deadline;
+	int r;
+
+	fs->call_timeout_ms = X3_CALL_TIMEOUT_MS;
+	if (env && *env) {
+		char *end;
+		long v = strtol(env, &end, 10);
+		if (*end || v <= 0 || v > 3600000)
+			return -EINVAL;
+		fs->call_timeout_ms = (int)v;
+	}
+	deadline = cm_now_ns() + (uint64_t)fs->call_timeout_ms * 1000000ULL;
+	for (;;) {
+		r = x3_session_open(fs, deadline);
+		if (r == 0 || !x3_attach_retryable(fs, r))
+			return r;
+		if (x3_left_ms(deadline) == 0)
+			return -ETIMEDOUT;
+		usleep(X3_RETRY_MS * 1000);
+	}
 }
 
 static void x3_lane_give(ext3d *fs, unsigned lane, bool dead)
@@ -142,8 +221,9 @@ static bool x3_hung_up(int sock)
 
 int x3_call(ext3d *fs, cm_fs_req *req, cm_fs_resp *resp, void *out, size_t outlen)
 {
+	uint64_t deadline = cm_now_ns() + (uint64_t)fs->call_timeout_ms * 1000000ULL;
 	unsigned lane = 0;
-	int r = x3_lane_take(fs, &lane);
+	int r = x3_lane_take(fs, &lane, deadline);
 	bool dead = false;
 
 	if (r < 0)
@@ -153,9 +233,11 @@ int x3_call(ext3d *fs, cm_fs_req *req, cm_fs_resp *resp, void *out, size_t outle
 	req->hdr.version = CM_FS_VERSION;
 	req->hdr.seq = __atomic_add_fetch(&fs->next_seq, 1, __ATOMIC_RELAXED);
 	memcpy(rec, req, sizeof(*req));
-	r = cm_ring_push(cm_seg_req(fs->seg, lane), rec, -1);
+	r = cm_ring_push(cm_seg_req(fs->seg, lane), rec, x3_left_ms(deadline));
 	while (r == 0) {
-		r = cm_ring_pop(cm_seg_resp(fs->seg, lane), rec, X3_CALL_POLL_MS);
+		int left = x3_left_ms(deadline);
+		r = cm_ring_pop(cm_seg_resp(fs->seg, lane), rec,
+				left < X3_CALL_POLL_MS ? left : X3_CALL_POLL_MS);
 		if (r == 0)
 			memcpy(resp, rec, sizeof(*resp));
 		if (r == 0 && resp->hdr.seq != req->hdr.seq)
@@ -165,6 +247,11 @@ int x3_call(ext3d *fs, cm_fs_req *req, cm_fs_resp *resp, void *out, size_t outle
 		if (x3_hung_up(fs->sock)) {
 			dead = true;
 			r = -EIO;
+			break;
+		}
+		if (x3_left_ms(deadline) == 0) {
+			/* The request stays on the lane: this session is done. */
+			dead = true;
 			break;
 		}
 		r = 0;

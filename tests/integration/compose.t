@@ -3,7 +3,10 @@
 # it is missing, starts the group and waits until it is ready; a second up
 # of the same instance is refused; --locking=big reaches the arena; unknown
 # options and --mount (no FUSE front end yet) are refused clearly;
-# compose/down stops it and the image passes e2fsck.
+# compose/down stops it and the image passes e2fsck; after a SIGKILL of the
+# supervisor, compose/down and compose/up remove the files it left, say
+# so, and down exits 0; an image blockdev-svc refuses makes up fail with
+# the reason.
 set -u
 . "$(dirname "$0")/../lib/tap.sh"
 . "$T_TOP/tests/lib/instance.sh"
@@ -31,6 +34,44 @@ t_ok $? "e2fsck -fn finds nothing to fix"
 t_ok $? "compose/up --locking=big"
 t_is "$(t_field $n locking)" big "status says locking big"
 "$T_TOP/compose/down" --instance $n
+
+# A killed supervisor: its services die with it, its files stay.
+"$T_TOP/compose/up" --image "$img" --instance $n >/dev/null 2>&1
+sup=$(t_field $n supervisor.pid)
+kill -9 "$sup"
+sleep 0.5
+rd=$EXT3D_RUNDIR/$n
+t_ok "$([ -e "$rd/supervisor.pid" ] && [ -e "$rd/control.ipc" ]; echo $?)" \
+	"a killed supervisor leaves supervisor.pid and control.ipc"
+"$T_TOP/compose/down" --instance $n >"$T_TMP/down.out" 2>&1
+t_is $? 0 "compose/down after it exits 0"
+grep -q "was not running.*removed the files" "$T_TMP/down.out"
+t_ok $? "and says it removed the dead instance's files"
+t_ok "$([ ! -e "$rd/supervisor.pid" ] && [ ! -e "$rd/control.ipc" ] && [ ! -e "$rd/session.sock" ]; echo $?)" \
+	"supervisor.pid, control.ipc and session.sock are gone"
+"$T_TOP/compose/down" --instance $n >"$T_TMP/down.out" 2>&1
+t_is $? 0 "compose/down with nothing to stop exits 0"
+grep -q "nothing to stop" "$T_TMP/down.out"
+t_ok $? "saying there is nothing to stop"
+
+"$T_TOP/compose/up" --image "$img" --instance $n >/dev/null 2>&1
+kill -9 "$(t_field $n supervisor.pid)"
+sleep 0.5
+"$T_TOP/compose/up" --image "$img" --instance $n >"$T_TMP/up3.out" 2>&1
+t_is $? 0 "compose/up over a killed supervisor's files starts the instance"
+grep -q "was not running.*removed the files" "$T_TMP/up3.out"
+t_ok $? "and says it removed them"
+t_is "$(t_field $n supervisor.state)" ready "status says ready"
+"$T_TOP/compose/down" --instance $n
+
+mkdir -p "$T_TMP/dir.img"
+"$T_TOP/compose/up" --image "$T_TMP/dir.img" --instance $n >"$T_TMP/up4.out" 2>&1
+t_ok "$([ $? -eq 1 ]; echo $?)" "compose/up on an image blockdev-svc refuses fails"
+grep -q "failed" "$T_TMP/up4.out" && grep -q "blockdev-svc crashed" "$T_TMP/up4.out"
+t_ok $? "naming the service in the reason"
+grep "compose/up\|reason" "$T_TMP/up4.out" | sed 's/^/# /'
+"$EXT3D_BUILD/client/ext3d" --instance $n status >/dev/null 2>&1
+t_is $? 1 "and leaves no instance behind"
 
 "$T_TOP/compose/up" --bogus >"$T_TMP/bad" 2>&1
 t_ok "$([ $? -eq 2 ] && grep -q "unknown option" "$T_TMP/bad"; echo $?)" "an unknown option is refused"

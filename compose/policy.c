@@ -1,0 +1,225 @@
+/* policy.c - what the supervisor does when a service dies or stalls: tell
+ * a death from outside (a signal it did not raise itself, or a clean exit
+ * as on SIGTERM) from a crash of its own making (a fault signal, a
+ * non-zero exit, a start that hung), restart after a delay that doubles
+ * while deaths come quickly, mark the instance failed on a crash loop, and
+ * kill a ready service whose heartbeat stopped. See internal.h for the
+ * numbers.
+ * Runs on the main thread. */
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/wait.h>
+
+#include "chan.h"
+#include "futex.h"
+#include "internal.h"
+#include "log.h"
+
+#define SV_MS(ns) ((ns) / 1000000ULL)
+
+struct sv_owner_scan {
+	pid_t pid;
+	const char *held;
+};
+
+static void sv_owner_check(cm_mutex *m, void *ctx)
+{
+	struct sv_owner_scan *scan = ctx;
+
+	if (atomic_load(&m->owner) == scan->pid)
+		scan->held = m->name;
+}
+
+/* A signal raised by the process itself: a fault, an abort, seccomp. */
+static bool sv_fault_signal(int sig)
+{
+	return sig == SIGSEGV || sig == SIGABRT || sig == SIGBUS || sig == SIGILL ||
+	       sig == SIGSYS || sig == SIGFPE || sig == SIGTRAP;
+}
+
+/* Gives up on the instance: stops what still runs, keeps serving status. */
+static void sv_fail(sv_super *sv, const char *why)
+{
+	cm_err("instance %s failed: %s", sv->cfg.instance, why);
+	pthread_mutex_lock(&sv->mtx);
+	sv->state = SV_FAILED;
+	snprintf(sv->reason, sizeof(sv->reason), "%s", why);
+	pthread_mutex_unlock(&sv->mtx);
+	sv->group_restart_at = 0;
+	sv_group_kill(sv, SIGTERM, 2000);
+	for (int i = 0; i < sv->nsvcs; i++)
+		sv->svcs[i].restart_at = 0;
+}
+
+/* The delay before the next restart of s: doubles while s dies before it
+ * was ready for SV_STABLE_MS, from SV_BACKOFF_MIN_MS up to the cap. */
+static uint32_t sv_backoff(sv_super *sv, sv_service *s, uint64_t now)
+{
+	uint32_t cap = sv->cfg.backoff_max_ms;
+
+	if (s->ready_ns && now - s->ready_ns >= SV_STABLE_MS * 1000000ULL)
+		s->backoff_ms = 0;
+	s->backoff_ms = !s->backoff_ms ? SV_BACKOFF_MIN_MS
+		       : s->backoff_ms * 2 > cap ? cap : s->backoff_ms * 2;
+	return s->backoff_ms;
+}
+
+static void sv_describe(sv_service *s, int status, bool hung, char *buf, size_t len)
+{
+	if (s->stalled)
+		snprintf(buf, len, "stalled (no heartbeat), killed");
+	else if (hung)
+		snprintf(buf, len, "was not ready in %d ms, killed", SV_READY_TIMEOUT_MS);
+	else if (WIFSIGNALED(status))
+		snprintf(buf, len, "killed by signal %d (%s)", WTERMSIG(status),
+			 strsignal(WTERMSIG(status)));
+	else
+		snprintf(buf, len, "exited with status %d", WEXITSTATUS(status));
+}
+
+void sv_service_died(sv_super *sv, sv_service *s, int status, bool hung, bool in_start)
+{
+	struct sv_owner_scan scan = {.pid = s->pid};
+	cm_layout *l = sv->arena ? cm_layout_get(sv->arena) : NULL;
+	int slot = (int)(s - sv->svcs);
+	uint64_t now = cm_now_ns();
+	char what[96], why[SV_REASON_MAX];
+	bool own;
+	uint32_t delay;
+
+	if (l)
+		cm_lockset_foreach(&l->locks, sv_owner_check, &scan);
+	sv_describe(s, status, hung, what, sizeof(what));
+	/* Exit 0 is what a service does on SIGTERM: not a crash. */
+	own = !s->stalled && (hung || (WIFEXITED(status) && WEXITSTATUS(status) != 0) ||
+			      (WIFSIGNALED(status) && sv_fault_signal(WTERMSIG(status))));
+	pthread_mutex_lock(&sv->mtx);
+	s->pid = 0;
+	s->state = CM_SVC_EXITED;
+	s->last_status = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+	s->last_signal = WIFSIGNALED(status) ? WTERMSIG(status) : 0;
+	snprintf(s->why, sizeof(s->why), "%s", what);
+	pthread_mutex_unlock(&sv->mtx);
+	s->stalled = false;
+	if (in_start)
+		s->ready_ns = 0;
+	if (l) {
+		atomic_store(&l->svcs[slot].pid, 0);
+		atomic_store(&l->svcs[slot].state, CM_SVC_EXITED);
+		cm_chan_release_owner(l, sv->arena, scan.pid);
+		cm_chan_server_gone(l, sv->arena, (uint32_t)slot);
+	}
+	cm_warn("%s (pid %d) %s%s", s->name, (int)scan.pid, what,
+		in_start ? " before it was ready" : "");
+	if (sv->state == SV_STOPPING || sv->state == SV_FAILED)
+		return;
+	if (own && now - s->started_ns < SV_CRASH_WINDOW_MS * 1000000ULL)
+		s->crashes++;
+	else
+		s->crashes = 0;
+	if (s->crashes >= SV_CRASH_LOOP) {
+		snprintf(why, sizeof(why), "%s crashed %d times within %d ms of starting (last: %s)",
+			 s->name, SV_CRASH_LOOP, SV_CRASH_WINDOW_MS, what);
+		pthread_mutex_lock(&sv->mtx);
+		s->state = CM_SVC_FAILED;
+		pthread_mutex_unlock(&sv->mtx);
+		sv_fail(sv, why);
+		return;
+	}
+	delay = sv_backoff(sv, s, now);
+	snprintf(why, sizeof(why), "%s %s", s->name, what);
+	if (scan.held) {
+		/* Whatever its policy: the state behind the lock is lost. */
+		snprintf(why, sizeof(why), "%s died holding %s", s->name, scan.held);
+		sv_group_restart(sv, why, delay);
+	} else if (in_start || s->policy == SV_RESTART_GROUP) {
+		sv_group_restart(sv, why, delay);
+	} else if (s->policy == SV_RESTART_ALONE) {
+		cm_info("restarting %s in %u ms", s->name, delay);
+		pthread_mutex_lock(&sv->mtx);
+		s->state = CM_SVC_RESTARTING;
+		pthread_mutex_unlock(&sv->mtx);
+		s->restart_at = now + (uint64_t)delay * 1000000ULL;
+	}
+}
+
+void sv_reap(sv_super *sv)
+{
+	int status;
+	pid_t pid;
+
+	while ((pid = waitpid(-1, &status, WNOHANG)) > 0) {
+		for (int i = 0; i < sv->nsvcs; i++) {
+			if (sv->svcs[i].pid == pid) {
+				sv_service_died(sv, &sv->svcs[i], status, false, false);
+				break;
+			}
+		}
+	}
+}
+
+void sv_watchdog(sv_super *sv)
+{
+	cm_layout *l = sv->arena ? cm_layout_get(sv->arena) : NULL;
+	uint64_t now = cm_now_ns(), limit = (uint64_t)sv->cfg.watchdog_ms * 1000000ULL;
+
+	for (int i = 0; l && i < sv->nsvcs; i++) {
+		sv_service *s = &sv->svcs[i];
+		uint64_t beat = atomic_load(&l->svcs[i].heartbeat_ns);
+		if (!s->pid || s->state != CM_SVC_READY || s->stalled || now < beat ||
+		    now - beat <= limit)
+			continue;
+		cm_warn("%s (pid %d) stalled: no heartbeat for %llu ms (deadline %u ms); killing it",
+			s->name, (int)s->pid, (unsigned long long)SV_MS(now - beat),
+			sv->cfg.watchdog_ms);
+		pthread_mutex_lock(&sv->mtx);
+		s->state = CM_SVC_STALLED;
+		s->stalls++;
+		pthread_mutex_unlock(&sv->mtx);
+		s->stalled = true;
+		kill(s->pid, SIGKILL);
+	}
+}
+
+/* Restarts one service of policy alone whose delay is over. */
+static void sv_restart_alone(sv_super *sv, int slot)
+{
+	sv_service *s = &sv->svcs[slot];
+	int status = 0;
+	bool hung;
+
+	s->restart_at = 0;
+	pthread_mutex_lock(&sv->mtx);
+	s->restarts++;
+	pthread_mutex_unlock(&sv->mtx);
+	if (sv_service_start(sv, slot, &status, &hung) == -ECHILD)
+		sv_service_died(sv, s, status, hung, false);
+}
+
+int sv_tick(sv_super *sv)
+{
+	uint64_t now = cm_now_ns(), next = UINT64_MAX;
+
+	if (sv->state == SV_STOPPING || sv->state == SV_FAILED)
+		return -1;
+	if (sv->group_restart_at && now >= sv->group_restart_at) {
+		sv->group_restart_at = 0;
+		if (sv_group_start(sv) < 0 && sv->state != SV_FAILED && !sv->group_restart_at)
+			sv_group_restart(sv, "the group could not be started", sv->cfg.backoff_max_ms);
+		now = cm_now_ns();
+	}
+	for (int i = 0; sv->state == SV_READY && i < sv->nsvcs; i++)
+		if (sv->svcs[i].restart_at && now >= sv->svcs[i].restart_at)
+			sv_restart_alone(sv, i);
+	if (sv->group_restart_at)
+		next = sv->group_restart_at;
+	for (int i = 0; i < sv->nsvcs; i++)
+		if (sv->svcs[i].restart_at && sv->svcs[i].restart_at < next)
+			next = sv->svcs[i].restart_at;
+	now = cm_now_ns();
+	if (next == UINT64_MAX)
+		return -1;
+	return next <= now ? 0 : (int)SV_MS(next - now) + 1;
+}
