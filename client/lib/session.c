@@ -1,10 +1,12 @@
 /* session.c - attaching to inode-svc and running calls on the session's
  * lanes. The segment's memfd goes to inode-svc over RUNDIR/session.sock
  * (SCM_RIGHTS); the socket then only tells us when the service went away.
+ * A refused attach leaves inode-svc's reason for ext3d_attach_detail().
  * A call on a dead session fails with -EIO; the next call attaches anew. */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <poll.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/socket.h>
@@ -18,6 +20,22 @@
 
 #define X3_ATTACH_TIMEOUT_MS 10000
 #define X3_CALL_POLL_MS 100
+
+static _Thread_local char x3_detail[256];
+
+void x3_detail_set(const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(x3_detail, sizeof(x3_detail), fmt, ap);
+	va_end(ap);
+}
+
+const char *ext3d_attach_detail(void)
+{
+	return x3_detail;
+}
 
 static int x3_connect(const char *instance)
 {
@@ -36,43 +54,51 @@ static int x3_connect(const char *instance)
 		return -errno;
 	if (connect(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0) {
 		r = errno == ENOENT ? -ECONNREFUSED : -errno;
+		if (r == -EACCES)
+			x3_detail_set("%s: only the instance's client group may attach", sa.sun_path);
 		close(fd);
 		return r;
 	}
 	return fd;
 }
 
-static int x3_handshake(int sock, cm_seg *seg)
+/* Sends the attach message; 0, or inode-svc's refusal (its reason in
+ * x3_detail). *ret_grants: the session names only granted inodes. */
+static int x3_handshake(int sock, cm_seg *seg, bool *ret_grants)
 {
 	Ext3d__SessionAttach at = EXT3D__SESSION_ATTACH__INIT;
 	Ext3d__Header header = EXT3D__HEADER__INIT;
 	Ext3d__SessionAttachReply *reply;
 	uint8_t buf[FDMSG_MAX];
-	int fd, n, r;
+	int fd, n, r, sent;
 
 	header.version = EXT3D__VERSION__VERSION_CURRENT;
 	at.header = &header;
-	r = fdmsg_send(sock, &at.base, seg->fd);
-	if (r < 0)
-		return r;
-	n = fdmsg_recv(sock, buf, &fd, X3_ATTACH_TIMEOUT_MS);
+	sent = fdmsg_send(sock, &at.base, seg->fd);
+	/* Refused before it read our message, inode-svc still said why. */
+	n = fdmsg_recv(sock, buf, &fd, sent < 0 ? 0 : X3_ATTACH_TIMEOUT_MS);
 	if (n < 0)
-		return n;
+		return sent < 0 ? sent : n;
 	if (fd >= 0)
 		close(fd);
 	reply = ext3d__session_attach_reply__unpack(NULL, (size_t)n, buf);
 	if (!reply)
 		return -EPROTO;
 	r = reply->status;
+	*ret_grants = reply->grants;
+	if (r < 0 && reply->detail && reply->detail[0])
+		x3_detail_set("%s", reply->detail);
 	ext3d__session_attach_reply__free_unpacked(reply, NULL);
 	return r;
 }
 
 int x3_session_open(ext3d *fs)
 {
+	bool grants = true;
 	cm_seg *seg;
 	int sock, r;
 
+	x3_detail[0] = '\0';
 	sock = x3_connect(fs->instance);
 	if (sock < 0)
 		return sock;
@@ -81,7 +107,7 @@ int x3_session_open(ext3d *fs)
 		close(sock);
 		return r;
 	}
-	r = x3_handshake(sock, seg);
+	r = x3_handshake(sock, seg, &grants);
 	if (r < 0) {
 		cm_seg_free(seg);
 		close(sock);
@@ -89,6 +115,7 @@ int x3_session_open(ext3d *fs)
 	}
 	fs->sock = sock;
 	fs->seg = seg;
+	fs->grants = grants;
 	fs->dead = false;
 	return 0;
 }
