@@ -166,7 +166,7 @@ int cli_stat(cli_ctx *c, int argc, char **argv)
 static int cli_copy_out(ext3d *fs, const char *path, int fd)
 {
 	char *buf = malloc(CLI_IO_CHUNK);
-	ext3d_file *f;
+	ext3d_file *f = NULL;
 	ssize_t n;
 	int r;
 
@@ -179,7 +179,7 @@ static int cli_copy_out(ext3d *fs, const char *path, int fd)
 		else
 			r = cm_write_full(fd, buf, (size_t)n);
 	}
-	if (f && r != -ENOENT)
+	if (f)
 		ext3d_close(f);
 	free(buf);
 	return r;

@@ -46,7 +46,8 @@ grep -q "no such service" "$T_TMP/err"
 t_ok $? "with a clear message"
 
 "$T_SUPERVISOR" --compose "$compose" --instance $n --set "BUILD=$EXT3D_BUILD" \
-	--set "IMAGE=$img" --set BLOCKDEV_ARGS= >"$T_TMP/second.log" 2>&1
+	--set "IMAGE=$img" --set BLOCKDEV_ARGS= --set CLIENTS= --set SESSIONS_PER_UID= \
+	>"$T_TMP/second.log" 2>&1
 t_ok "$([ $? -ne 0 ]; echo $?)" "a second supervisor for the same instance is refused"
 grep -q "already running" "$T_TMP/second.log"
 t_ok $? "saying the instance is already running"

@@ -6,10 +6,11 @@ T_EXT3D=$EXT3D_BUILD/client/ext3d
 T_SUPERVISOR=$EXT3D_BUILD/compose/ext3d-supervisor
 
 # t_instance_start NAME COMPOSE [SUPERVISOR ARGS...]: 0 once ready.
+# CLIENTS and SESSIONS_PER_UID default to empty (the first --set wins).
 t_instance_start() {
 	name=$1 compose=$2; shift 2
 	"$T_SUPERVISOR" --compose "$compose" --instance "$name" --set "BUILD=$EXT3D_BUILD" \
-		"$@" </dev/null >>"$T_TMP/$name.log" 2>&1 &
+		"$@" --set CLIENTS= --set SESSIONS_PER_UID= </dev/null >>"$T_TMP/$name.log" 2>&1 &
 	eval "t_pid_$(echo "$name" | tr -c 'a-zA-Z0-9\n' _)=$!"
 	t_at_exit "t_instance_stop $name"
 	t_instance_wait_ready "$name" $!
