@@ -179,11 +179,18 @@ static int ino_admit(ino_svc *s, uint32_t uid, char *why, size_t len)
 	return 0;
 }
 
-/* Drops pending[i]; status < 0: tells the peer why first. */
+/* Drops pending[i]; status < 0: tells the peer why first (after taking a
+ * message it may have sent, so that the close does not reset the reply). */
 static void ino_pending_drop(ino_svc *s, int i, int status, const char *why)
 {
-	if (status < 0)
+	uint8_t buf[FDMSG_MAX];
+	int fd;
+
+	if (status < 0) {
+		if (fdmsg_recv(s->pending[i].sock, buf, &fd, 0) >= 0 && fd >= 0)
+			close(fd);
 		ino_attach_reply(s->pending[i].sock, status, why, s, NULL);
+	}
 	close(s->pending[i].sock);
 	s->pending[i] = s->pending[--s->npending];
 }
@@ -260,10 +267,12 @@ static void ino_session_attach(ino_svc *s, int sock)
 	r = ino_peer_creds(sock, ss);
 	if (r < 0)
 		snprintf(why, sizeof(why), "no peer credentials");
-	if (r == 0)
-		r = ino_admit(s, ss->peer.uid, why, sizeof(why));
+	/* The message is read first: closing on an unread one would reset the
+	 * connection before the client reads why it was refused. */
 	if (r == 0 && (r = ino_attach_handshake(sock, ss, &what)) < 0)
 		snprintf(why, sizeof(why), "%s", what);
+	if (r == 0)
+		r = ino_admit(s, ss->peer.uid, why, sizeof(why));
 	if (r == 0 && (r = ino_session_start_workers(ss)) < 0)
 		snprintf(why, sizeof(why), "cannot start workers");
 	ino_attach_reply(sock, r, why, s, r == 0 ? ss : NULL);
