@@ -24,6 +24,9 @@ static int cli_attach(cli_ctx *c, ext3d **fs)
 {
 	int r = ext3d_attach(c->instance, fs);
 
+	if (r < 0 && *ext3d_attach_detail())
+		return fprintf(stderr, "ext3d: %s: %s: %s\n", c->instance, strerror(-r),
+			       ext3d_attach_detail()), 1;
 	return r < 0 ? cli_fail(c->instance, r) : 0;
 }
 
@@ -176,7 +179,7 @@ static int cli_copy_out(ext3d *fs, const char *path, int fd)
 		else
 			r = cm_write_full(fd, buf, (size_t)n);
 	}
-	if (f && r != -ENOENT)
+	if (f)
 		ext3d_close(f);
 	free(buf);
 	return r;

@@ -13,10 +13,22 @@
  * Permissions are checked by inode-svc against the credentials of the
  * attaching process, as the kernel would check them.
  *
- * Two layers: calls by inode number (like FUSE's low-level API: the number
- * stays valid for as long as the file exists), and path conveniences on top
- * (absolute paths from the filesystem's root; symlinks followed as the
- * kernel follows them, at most EXT3D_SYMLOOP_MAX per lookup).
+ * Two layers: calls by inode number (like FUSE's low-level API), and path
+ * conveniences on top (absolute paths from the filesystem's root; symlinks
+ * followed as the kernel follows them, at most EXT3D_SYMLOOP_MAX per
+ * lookup).
+ *
+ * Inode numbers are granted, as FUSE node ids are: a session may name an
+ * inode only once ext3d_lookup (or ext3d_readdir_ino, for the entries it
+ * returns with attributes, "." and ".." excepted) returned it, so that a
+ * guessed number does not get past a directory's permissions. Each of
+ * those returns counts once; ext3d_forget gives counts back, and at zero
+ * the number is no longer the session's. Other numbers get -EACCES. The
+ * root directory is always granted, and a process attached as root may
+ * name any inode. A session holds at most 65536 inodes (-ENFILE beyond).
+ * The path calls give back what they take (an open file or directory
+ * holds its inode until closed). Grants belong to the session: if the
+ * instance restarts, numbers must be looked up again.
  */
 #ifndef EXT3D_H
 #define EXT3D_H
@@ -71,10 +83,17 @@ typedef struct ext3d_fsstat {
 int ext3d_attach(const char *instance, ext3d **ret);
 /* Detaches; accepts NULL; returns NULL. */
 ext3d *ext3d_detach(ext3d *fs);
+/* Why the calling thread's last ext3d_attach (or re-attach) was refused, in
+ * words ("" when there was no reason given): e.g. the uid's session quota
+ * is used up (-EUSERS), every session is taken (-ENFILE), the socket admits
+ * only the instance's client group (-EACCES). */
+const char *ext3d_attach_detail(void);
 
 /* By inode number. */
 int ext3d_lookup(ext3d *fs, uint64_t dir, const char *name, ext3d_attr *ret);
 int ext3d_getattr(ext3d *fs, uint64_t ino, ext3d_attr *ret);
+/* Gives back nlookup grants of ino (-ENOENT if the session holds none). */
+int ext3d_forget(ext3d *fs, uint64_t ino, uint64_t nlookup);
 /* Entries of dir from *cookie (0: the start), at most max; returns how many
  * (0 at the end) and advances *cookie. Cookies stay valid while others read. */
 int ext3d_readdir_ino(ext3d *fs, uint64_t dir, uint64_t *cookie, ext3d_dirent *ents, size_t max);

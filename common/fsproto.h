@@ -1,7 +1,9 @@
 /* fsproto.h - the records a client exchanges with inode-svc on the lanes of
  * its session segment (segment.h), version CM_FS_VERSION.
  *
- * Requests name inodes by number (like 9P fids or FUSE node ids). Bulk data
+ * Requests name inodes by number (like 9P fids or FUSE node ids). A session
+ * may name an inode only once a lookup (or a granting readdir) returned it
+ * to that session; CM_FS_FORGET gives such grants back. Bulk data
  * (file bytes, directory entries, symlink targets) travels in the lane's
  * data buffer; the response says how many bytes are there. Every field is
  * client-controlled and checked by inode-svc before use.
@@ -25,9 +27,14 @@ enum cm_fs_op {
 	CM_FS_READLINK = 5, /* ino -> target bytes */
 	CM_FS_STATFS = 6,   /* -> statfs */
 	CM_FS_ACCESS = 7,   /* ino, mask (R_OK 4, W_OK 2, X_OK 1) in flags -> status */
+	CM_FS_FORGET = 8,   /* ino, offset = nlookup: drop that many grants of ino */
 };
 
-#define CM_FS_READDIR_PLUS 0x1u /* readdir: each entry carries its attributes */
+/* readdir: each entry carries its attributes (zeroed where the caller may
+ * not search the directory) */
+#define CM_FS_READDIR_PLUS 0x1u
+/* readdir with PLUS: each entry with attributes is granted once (readdirplus) */
+#define CM_FS_READDIR_GRANT 0x2u
 
 /* The caller's credentials; inode-svc honours them only from a privileged
  * peer (ext3d-fuse as root serving another user), else uses the peer's. */

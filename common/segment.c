@@ -1,11 +1,14 @@
-/* segment.c - layout, creation and mapping of client session segments;
- * see segment.h. Every offset is a function of the constants only. */
+/* segment.c - layout, creation, checking and mapping of client session
+ * segments; see segment.h. Every offset is a function of the constants
+ * only; the header and rings a client wrote are checked once at attach. */
 #define _GNU_SOURCE
 #include "segment.h"
 
 #include <errno.h>
 #include <fcntl.h>
+#include <stddef.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -89,8 +92,10 @@ int cm_seg_create(cm_seg **ret)
 		close(fd);
 		return r;
 	}
-	*(uint32_t *)s->base = CM_SEG_MAGIC;
-	r = 0;
+	*(cm_seg_hdr *)s->base = (cm_seg_hdr){
+		.magic = CM_SEG_MAGIC, .version = CM_SEG_VERSION, .lanes = CM_SEG_LANES,
+		.depth = CM_SEG_DEPTH, .rec_size = CM_FS_REC_SIZE, .data_size = CM_SEG_DATA,
+	};
 	for (unsigned i = 0; i < CM_SEG_LANES && r == 0; i++) {
 		r = cm_ring_init(cm_seg_req(s, i), CM_FS_VERSION, CM_FS_REC_SIZE, CM_SEG_DEPTH,
 				 false, NULL);
@@ -106,22 +111,57 @@ int cm_seg_create(cm_seg **ret)
 	return 0;
 }
 
-int cm_seg_map(int fd, cm_seg **ret)
+/* A ring of a fresh segment: this shape, its own event, no lock. */
+static bool cm_seg_ring_ok(const cm_ring *r)
+{
+	return cm_ring_check(r, CM_FS_VERSION, CM_FS_REC_SIZE) == 0 &&
+	       r->capacity == CM_SEG_DEPTH && r->multi_producer == 0 &&
+	       r->not_empty_rel == (int64_t)offsetof(cm_ring, own_not_empty);
+}
+
+/* Checks what the client wrote before attaching; the client may change it
+ * later, which is why nothing here is used afterwards. */
+static int cm_seg_check(cm_seg *s, const char **why)
+{
+	cm_seg_hdr h;
+
+	memcpy(&h, s->base, sizeof(h));
+	if (h.magic != CM_SEG_MAGIC)
+		return *why = "segment header: bad magic (blank or not a session segment)", -EPROTO;
+	if (h.version != CM_SEG_VERSION)
+		return *why = "segment header: unsupported segment version", -EPROTO;
+	if (h.lanes != CM_SEG_LANES || h.depth != CM_SEG_DEPTH ||
+	    h.rec_size != CM_FS_REC_SIZE || h.data_size != CM_SEG_DATA)
+		return *why = "segment header: ring geometry differs from this version's", -EPROTO;
+	for (unsigned i = 0; i < CM_SEG_LANES; i++)
+		if (!cm_seg_ring_ok(cm_seg_req(s, i)) || !cm_seg_ring_ok(cm_seg_resp(s, i)))
+			return *why = "segment: a lane's ring is not initialised as this version's",
+			       -EPROTO;
+	return 0;
+}
+
+int cm_seg_map(int fd, cm_seg **ret, const char **why)
 {
 	int seals = fcntl(fd, F_GET_SEALS), r;
 	struct stat st;
 	cm_seg *s;
 
+	*why = "segment is not a sealed memfd";
 	if (fstat(fd, &st) < 0 || seals < 0)
 		return -errno;
 	/* Unsealed, the client could shrink it under us: SIGBUS. */
-	if ((size_t)st.st_size != cm_seg_size() || (seals & CM_SEG_SEALS) != CM_SEG_SEALS)
-		return -EPROTO;
-	s = cm_seg_mmap(fd, &r);
-	if (!s)
-		return r;
-	*ret = s;
-	return 0;
+	if ((seals & CM_SEG_SEALS) != CM_SEG_SEALS)
+		return *why = "segment is not sealed against shrinking and growing", -EPROTO;
+	if ((size_t)st.st_size != cm_seg_size())
+		return *why = "segment is not of this version's size", -EPROTO;
+	r = cm_seg_mmap(fd, &s);
+	if (r == 0 && (r = cm_seg_check(s, why)) < 0) {
+		s->fd = -1; /* the caller still owns fd */
+		cm_seg_free(s);
+	}
+	if (r == 0)
+		*ret = s;
+	return r;
 }
 
 cm_seg *cm_seg_free(cm_seg *s)
@@ -129,7 +169,8 @@ cm_seg *cm_seg_free(cm_seg *s)
 	if (!s)
 		return NULL;
 	munmap(s->base, s->size);
-	close(s->fd);
+	if (s->fd >= 0)
+		close(s->fd);
 	free(s);
 	return NULL;
 }

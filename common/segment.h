@@ -5,8 +5,10 @@
  * lanes; a lane is a request ring, a response ring (records of
  * CM_FS_REC_SIZE bytes) and a data buffer of CM_SEG_DATA bytes. One client
  * thread uses a lane at a time; inode-svc serves each lane with a thread.
- * inode-svc trusts nothing in the segment: it computes every offset from
- * these constants and reads rings with cm_ring_*_untrusted().
+ * inode-svc trusts nothing in the segment: it checks the header and the
+ * rings' shape once at attach (so that a blank or foreign memfd is refused
+ * by name), then computes every offset from these constants and reads rings
+ * with cm_ring_*_untrusted().
  */
 #ifndef CM_SEGMENT_H
 #define CM_SEGMENT_H
@@ -18,9 +20,20 @@
 #include "ring.h"
 
 #define CM_SEG_MAGIC 0x47455344u /* "DSEG" */
+#define CM_SEG_VERSION 1
 #define CM_SEG_LANES 4
 #define CM_SEG_DEPTH 4
 #define CM_SEG_DATA (1u << 20)
+
+/* The segment's first bytes, written by the client before it attaches. */
+typedef struct cm_seg_hdr {
+	uint32_t magic;      /* CM_SEG_MAGIC */
+	uint32_t version;    /* CM_SEG_VERSION: this layout */
+	uint32_t lanes;      /* CM_SEG_LANES */
+	uint32_t depth;      /* CM_SEG_DEPTH: records per ring */
+	uint32_t rec_size;   /* CM_FS_REC_SIZE */
+	uint32_t data_size;  /* CM_SEG_DATA */
+} cm_seg_hdr;
 
 typedef struct cm_seg {
 	uint8_t *base;
@@ -33,9 +46,10 @@ extern const cm_ring_geom cm_seg_geom;
 size_t cm_seg_size(void);
 /* Client: a new, initialised segment. */
 int cm_seg_create(cm_seg **ret);
-/* inode-svc: maps a client's segment; -EPROTO if its size is wrong or it
- * is not sealed against shrinking and growing. */
-int cm_seg_map(int fd, cm_seg **ret);
+/* inode-svc: maps a client's segment; -EPROTO, with *why set, if its size
+ * is wrong, it is not sealed against shrinking and growing, or its header
+ * or a ring is not of this layout (a blank memfd, another version). */
+int cm_seg_map(int fd, cm_seg **ret, const char **why);
 cm_seg *cm_seg_free(cm_seg *s);
 cm_ring *cm_seg_req(cm_seg *s, unsigned lane);
 cm_ring *cm_seg_resp(cm_seg *s, unsigned lane);

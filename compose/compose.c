@@ -4,9 +4,10 @@
  *
  * POLICY is alone, group or never. ${KEY} in any word expands to the value
  * given with --set KEY=VALUE, or to the supervisor's own ${INSTANCE} and
- * ${RUNDIR} (an unknown key is an error, but for ${SERVICE_USER}, which is
- * empty unless set: the services then pick their default user); a word that
- * expands to nothing is dropped. '#' starts a comment.
+ * ${RUNDIR}. An unknown key is an error, but for the optional keys
+ * (SERVICE_USER, CLIENTS, SESSIONS_PER_UID), which are empty unless set: the
+ * services then use their defaults. A word that expands to nothing is
+ * dropped. '#' starts a comment.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -21,6 +22,9 @@ const char *sv_policy_name(enum sv_policy p)
 	return p == SV_RESTART_ALONE ? "alone" : p == SV_RESTART_GROUP ? "group" : "never";
 }
 
+/* Keys that expand to nothing unless --set gives them a value. */
+static const char *const sv_optional_keys[] = {"SERVICE_USER", "CLIENTS", "SESSIONS_PER_UID"};
+
 static const char *sv_lookup(sv_super *sv, const char *key, size_t keylen)
 {
 	if (keylen == 8 && strncmp(key, "INSTANCE", 8) == 0)
@@ -32,8 +36,10 @@ static const char *sv_lookup(sv_super *sv, const char *key, size_t keylen)
 		if (strncmp(s, key, keylen) == 0 && s[keylen] == '=')
 			return s + keylen + 1;
 	}
-	if (keylen == 12 && strncmp(key, "SERVICE_USER", 12) == 0)
-		return "";
+	for (size_t i = 0; i < sizeof(sv_optional_keys) / sizeof(sv_optional_keys[0]); i++)
+		if (strlen(sv_optional_keys[i]) == keylen &&
+		    strncmp(key, sv_optional_keys[i], keylen) == 0)
+			return "";
 	return NULL;
 }
 

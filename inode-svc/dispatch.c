@@ -1,7 +1,10 @@
-/* dispatch.c - one client request: check it, check permissions against the
- * caller's credentials, run it on the filesystem, fill the response. Every
- * field of the request is client-controlled. Corrupt on-disk structures come
- * back from the filesystem core as -EUCLEAN (already logged there). */
+/* dispatch.c - one client request: check it, check that the session may
+ * name the inode it names (ino_grant_check, in ino_dispatch for every op
+ * marked by_ino), check permissions against the caller's credentials, run
+ * it on the filesystem, fill the response. Lookups (and granting readdirs)
+ * grant the inodes they return. Every field of the request is
+ * client-controlled. Corrupt on-disk structures come back from the
+ * filesystem core as -EUCLEAN (already logged there). */
 #include <errno.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -70,6 +73,8 @@ static int ino_h_lookup(ino_session *ss, const ino_creds *c, const cm_fs_req *rq
 	if (r == 0)
 		r = ino_inode_read(ss->svc->fs, ino, &in);
 	if (r == 0)
+		r = ino_grant_add(ss, ino);
+	if (r == 0)
 		ino_attr_fill(ss->svc, &in, &rs->attr);
 	return r;
 }
@@ -78,7 +83,9 @@ struct ino_readdir_ctx {
 	ino_session *ss;
 	uint8_t *data;
 	uint32_t used, cap;
-	bool plus;
+	bool plus;      /* attributes with each entry */
+	bool search;    /* the caller may search the directory: attributes are filled */
+	bool grant;     /* each entry with attributes is granted */
 	cm_fs_resp *rs;
 };
 
@@ -99,9 +106,16 @@ static int ino_readdir_one(void *arg, uint32_t ino, uint8_t type, const char *na
 	memcpy(x->data + x->used + sizeof(de), name, namelen);
 	if (x->plus) {
 		cm_fs_attr *a = (cm_fs_attr *)(x->data + x->used + reclen - sizeof(cm_fs_attr));
+		bool dots = (namelen == 1 && name[0] == '.') ||
+			    (namelen == 2 && name[0] == '.' && name[1] == '.');
 		memset(a, 0, sizeof(*a));
-		if (ino_inode_read(x->ss->svc->fs, ino, &in) == 0)
+		if (x->search && ino_inode_read(x->ss->svc->fs, ino, &in) == 0) {
+			/* As FUSE's readdirplus: "." and ".." are not granted. */
+			int r = x->grant && !dots ? ino_grant_add(x->ss, ino) : 0;
+			if (r < 0)
+				return x->rs->count ? 1 : r;
 			ino_attr_fill(x->ss->svc, &in, a);
+		}
 	}
 	x->used += reclen;
 	x->rs->count++;
@@ -123,6 +137,8 @@ static int ino_h_readdir(ino_session *ss, const ino_creds *c, const cm_fs_req *r
 		r = -ENOTDIR;
 	if (r == 0)
 		r = ino_perm(&dir, c, 4);
+	x.search = r == 0 && ino_perm(&dir, c, 1) == 0;
+	x.grant = rq->flags & CM_FS_READDIR_GRANT;
 	rs->next = rq->offset;
 	if (r == 0)
 		r = ino_dir_iterate(ss->svc->fs, &dir, rq->offset, ino_readdir_one, &x);
@@ -207,17 +223,27 @@ static int ino_h_access(ino_session *ss, const ino_creds *c, const cm_fs_req *rq
 	return r;
 }
 
+static int ino_h_forget(ino_session *ss, const ino_creds *c, const cm_fs_req *rq,
+			cm_fs_resp *rs, uint8_t *data)
+{
+	return ino_grant_forget(ss, rq->ino, rq->offset);
+}
+
+/* by_ino: rq->ino names an inode the session must have been granted. An op
+ * that names a second inode checks it with ino_grant_check too. */
 static const struct {
 	ino_handler *handle;
 	const char *name;
+	bool by_ino;
 } ino_handlers[] = {
-	[CM_FS_LOOKUP] = {ino_h_lookup, "lookup"},
-	[CM_FS_GETATTR] = {ino_h_getattr, "getattr"},
-	[CM_FS_READDIR] = {ino_h_readdir, "readdir"},
-	[CM_FS_READ] = {ino_h_read, "read"},
-	[CM_FS_READLINK] = {ino_h_readlink, "readlink"},
-	[CM_FS_STATFS] = {ino_h_statfs, "statfs"},
-	[CM_FS_ACCESS] = {ino_h_access, "access"},
+	[CM_FS_LOOKUP] = {ino_h_lookup, "lookup", true},
+	[CM_FS_GETATTR] = {ino_h_getattr, "getattr", true},
+	[CM_FS_READDIR] = {ino_h_readdir, "readdir", true},
+	[CM_FS_READ] = {ino_h_read, "read", true},
+	[CM_FS_READLINK] = {ino_h_readlink, "readlink", true},
+	[CM_FS_STATFS] = {ino_h_statfs, "statfs", false},
+	[CM_FS_ACCESS] = {ino_h_access, "access", true},
+	[CM_FS_FORGET] = {ino_h_forget, "forget", false},
 };
 
 /* The caller's credentials: the peer's, or those it passes if privileged. */
@@ -246,6 +272,13 @@ void ino_dispatch(ino_session *ss, const cm_fs_req *rq, cm_fs_resp *rs, uint8_t 
 	    !ino_handlers[local.hdr.op].handle) {
 		rs->hdr.status = -EPROTONOSUPPORT;
 		return;
+	}
+	if (ino_handlers[local.hdr.op].by_ino) {
+		int r = ino_grant_check(ss, local.ino);
+		if (r < 0) {
+			rs->hdr.status = r;
+			return;
+		}
 	}
 	ino_creds_of(ss, &local, &c);
 	rs->hdr.status = ino_handlers[local.hdr.op].handle(ss, &c, &local, rs, data);

@@ -8,8 +8,17 @@
  * to blockdev-svc (ino_thread_bdev). Filesystem state comes from the shared
  * buffer cache; nothing here is written yet (the read path).
  *
- * Locks: sessions_mtx (process-private) covers the session list. No arena
- * lock is taken here beyond those inside the buffer cache.
+ * Admission (session.c): at most INO_MAX_SESSIONS sessions, of which
+ * INO_ROOT_RESERVE only root may take, and sessions_per_uid per other uid;
+ * at most INO_PENDING_PER_UID connections of one uid wait for their attach
+ * message (the oldest is dropped for a newer one), each for at most
+ * INO_ATTACH_TIMEOUT_MS. A session names only inodes granted to it
+ * (grant.c).
+ *
+ * Locks: sessions_mtx (process-private) covers the session list; each
+ * session's grants.mtx (a leaf) covers its grant table. No arena lock is
+ * taken here beyond those inside the buffer cache.
+ * Lock order: sessions_mtx -> grants.mtx (never both today).
  */
 #ifndef INO_INTERNAL_H
 #define INO_INTERNAL_H
@@ -35,7 +44,25 @@ typedef struct ino_creds {
 
 typedef struct ino_svc ino_svc;
 
-#define INO_MAX_PENDING 16 /* connections waiting for their attach message */
+#define INO_MAX_SESSIONS 48
+#define INO_ROOT_RESERVE 8          /* sessions only root may take */
+#define INO_SESSIONS_PER_UID 8      /* default of --sessions-per-uid */
+#define INO_MAX_PENDING 64          /* connections waiting for their attach message */
+#define INO_PENDING_PER_UID 8       /* of them, from one uid */
+#define INO_ATTACH_TIMEOUT_MS 2000  /* to send the attach message after connecting */
+#define INO_GRANTS_MAX 65536        /* inodes one session may hold granted */
+
+typedef struct ino_grant {
+	uint32_t ino;                       /* 0: free slot */
+	uint32_t count;                     /* lookups not yet forgotten (saturates) */
+} ino_grant;
+
+typedef struct ino_grants {
+	pthread_mutex_t mtx;
+	ino_grant *slots;                   /* [mtx] nslots entries, a power of two */
+	uint32_t nslots;                    /* [mtx] */
+	uint32_t used;                      /* [mtx] inodes granted */
+} ino_grants;
 
 typedef struct ino_session {
 	ino_svc *svc;                       /* [immutable] */
@@ -46,6 +73,7 @@ typedef struct ino_session {
 	pid_t peer_pid;                     /* [immutable] */
 	bool privileged;                    /* [immutable] peer is root: may pass creds */
 	_Atomic bool closing;               /* [atomic] workers stop when set */
+	ino_grants grants;                  /* inodes it may name (grant.c) */
 	pthread_t workers[CM_SEG_LANES];    /* [session manager] */
 	struct ino_session *next;           /* [sessions_mtx] */
 } ino_session;
@@ -56,9 +84,14 @@ struct ino_svc {
 	ino_fs *fs;                         /* [immutable after mount] */
 	char rundir[256];                   /* [immutable] */
 	uint64_t cache_bytes;               /* [immutable] */
+	int clients_gid;                    /* [immutable] socket group (-1: anyone may attach) */
+	unsigned sessions_per_uid;          /* [immutable] sessions one non-root uid may hold */
 	int listen_fd;                      /* [session manager] */
-	int pending[INO_MAX_PENDING];       /* [session manager] accepted, not attached yet */
-	uint64_t pending_until[INO_MAX_PENDING]; /* [session manager] when to give up on each */
+	struct ino_pending {
+		int sock;
+		uint32_t uid;
+		uint64_t since, until;      /* accepted at; when to give up on it */
+	} pending[INO_MAX_PENDING];         /* [session manager] accepted, not attached yet */
 	int npending;                       /* [session manager] */
 	pthread_mutex_t sessions_mtx;
 	ino_session *sessions;              /* [sessions_mtx] */
@@ -85,6 +118,13 @@ void *ino_lane_main(void *arg);
 
 /* dispatch.c: one request; fills resp and the lane's data buffer. */
 void ino_dispatch(ino_session *ss, const cm_fs_req *req, cm_fs_resp *resp, uint8_t *data);
+
+/* grant.c: the inodes a session may name. ino_grant_check: 0 or -EACCES. */
+void ino_grants_init(ino_grants *g);
+void ino_grants_fini(ino_grants *g);
+int ino_grant_add(ino_session *ss, uint32_t ino);
+int ino_grant_check(ino_session *ss, uint64_t ino);
+int ino_grant_forget(ino_session *ss, uint64_t ino, uint64_t nlookup);
 
 /* perm.c: may creds access in with mask (4 read, 2 write, 1 exec)? */
 int ino_perm(const ino_inode *in, const ino_creds *c, int mask);

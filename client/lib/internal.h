@@ -25,6 +25,7 @@ struct ext3d {
 	bool dead;                     /* [mtx] the session's socket hung up */
 	int sock;                      /* [mtx] swapped only when busy == 0 */
 	cm_seg *seg;                   /* [mtx] swapped only when busy == 0 */
+	bool grants;                   /* [mtx] the session names only granted inodes */
 	uint64_t next_seq;             /* [mtx] */
 	int call_timeout_ms;           /* [immutable] deadline of each call */
 };
@@ -40,7 +41,13 @@ void x3_session_close(ext3d *fs);
  * into out. Returns the response's status (0 or -errno). */
 int x3_call(ext3d *fs, cm_fs_req *req, cm_fs_resp *resp, void *out, size_t outlen);
 
+/* The reason inode-svc gave for the calling thread's last refused attach. */
+void x3_detail_set(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
 /* ops.c */
 void x3_attr_from(const cm_fs_attr *a, ext3d_attr *ret);
+/* ext3d_readdir_ino with the request's flags (CM_FS_READDIR_*). */
+int x3_readdir(ext3d *fs, uint64_t dir, uint64_t *cookie, ext3d_dirent *ents, size_t max,
+	       uint32_t flags);
 
 #endif

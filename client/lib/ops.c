@@ -77,6 +77,19 @@ int ext3d_getattr(ext3d *fs, uint64_t ino, ext3d_attr *ret)
 	return x3_simple(fs, &req, ret);
 }
 
+int ext3d_forget(ext3d *fs, uint64_t ino, uint64_t nlookup)
+{
+	cm_fs_req req = {.hdr.op = CM_FS_FORGET, .ino = ino, .offset = nlookup};
+	bool grants;
+
+	pthread_mutex_lock(&fs->mtx);
+	grants = fs->grants;
+	pthread_mutex_unlock(&fs->mtx);
+	if (!grants || nlookup == 0)
+		return 0; /* a root session holds no grants: nothing to give back */
+	return x3_simple(fs, &req, NULL);
+}
+
 int ext3d_access_ino(ext3d *fs, uint64_t ino, int mask)
 {
 	cm_fs_req req = {.hdr.op = CM_FS_ACCESS, .ino = ino, .flags = (uint32_t)mask};
@@ -116,11 +129,12 @@ static int x3_unpack_dirents(const uint8_t *buf, uint32_t len, uint32_t count,
 /* ext3 file types to <dirent.h> DT_* values. */
 static const uint8_t x3_dtype[8] = {0, 8, 4, 2, 6, 1, 12, 10};
 
-int ext3d_readdir_ino(ext3d *fs, uint64_t dir, uint64_t *cookie, ext3d_dirent *ents, size_t max)
+int x3_readdir(ext3d *fs, uint64_t dir, uint64_t *cookie, ext3d_dirent *ents, size_t max,
+	       uint32_t flags)
 {
 	size_t room = sizeof(cm_fs_dirent) + 264 + sizeof(cm_fs_attr);
 	cm_fs_req req = {.hdr.op = CM_FS_READDIR, .ino = dir, .offset = *cookie,
-			 .flags = CM_FS_READDIR_PLUS};
+			 .flags = flags | CM_FS_READDIR_PLUS};
 	cm_fs_resp resp;
 	uint8_t *buf;
 	int r;
@@ -138,6 +152,11 @@ int ext3d_readdir_ino(ext3d *fs, uint64_t dir, uint64_t *cookie, ext3d_dirent *e
 	for (int i = 0; i < r; i++)
 		ents[i].type = x3_dtype[ents[i].type & 7];
 	return r;
+}
+
+int ext3d_readdir_ino(ext3d *fs, uint64_t dir, uint64_t *cookie, ext3d_dirent *ents, size_t max)
+{
+	return x3_readdir(fs, dir, cookie, ents, max, CM_FS_READDIR_GRANT);
 }
 
 ssize_t ext3d_read_ino(ext3d *fs, uint64_t ino, void *buf, size_t len, uint64_t off)

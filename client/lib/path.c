@@ -1,7 +1,9 @@
 /* path.c - libext3d's path conveniences over the inode calls: resolve a
  * path one lookup per component from the root, following symlinks as the
  * kernel does (the last component only when asked, EXT3D_SYMLOOP_MAX in
- * all); file and directory handles. */
+ * all); file and directory handles. Every grant a lookup takes is given
+ * back: at once for what the walk passes through, at close for an open
+ * file or directory. */
 #include <errno.h>
 #include <fcntl.h>
 #include <stdlib.h>
@@ -28,11 +30,20 @@ struct ext3d_dir {
 	ext3d_dirent ents[X3_DIR_BATCH];
 };
 
-/* Walks path (absolute or relative to the root) into *ret. */
+/* Gives back the grant of ino that a lookup of ours took. */
+static void x3_drop(ext3d *fs, uint64_t ino)
+{
+	if (ino != EXT3D_ROOT_INO)
+		(void)ext3d_forget(fs, ino, 1);
+}
+
+/* Walks path (absolute or relative to the root) into *ret. On success the
+ * inode found holds one grant taken by the walk (x3_drop gives it back);
+ * the directories walked through hold none. */
 static int x3_resolve(ext3d *fs, const char *path, bool follow_last, ext3d_attr *ret)
 {
-	char buf[X3_PATH_MAX], name[EXT3D_NAME_MAX + 1];
-	uint64_t dir = EXT3D_ROOT_INO;
+	char buf[X3_PATH_MAX], name[EXT3D_NAME_MAX + 1], target[X3_PATH_MAX];
+	uint64_t held = EXT3D_ROOT_INO; /* *ret's inode, granted once by this walk */
 	int links = 0, r;
 	size_t len = strlen(path), pos = 0;
 
@@ -46,58 +57,79 @@ static int x3_resolve(ext3d *fs, const char *path, bool follow_last, ext3d_attr 
 		if (!buf[pos])
 			return 0;
 		size_t n = strcspn(buf + pos, "/");
-		if (n > EXT3D_NAME_MAX)
-			return -ENAMETOOLONG;
+		if (n > EXT3D_NAME_MAX) {
+			r = -ENAMETOOLONG;
+			break;
+		}
+		if (!S_ISDIR(ret->mode)) {
+			r = -ENOTDIR;
+			break;
+		}
 		memcpy(name, buf + pos, n);
 		name[n] = '\0';
 		pos += n;
-		if (!S_ISDIR(ret->mode))
-			return -ENOTDIR;
-		dir = ret->ino;
+		uint64_t dir = held;
 		r = ext3d_lookup(fs, dir, name, ret);
+		if (r < 0)
+			break;
+		held = ret->ino;
 		bool last = buf[pos + strspn(buf + pos, "/")] == '\0';
-		if (r < 0 || !S_ISLNK(ret->mode) || (last && !follow_last && buf[pos] != '/'))
+		if (!S_ISLNK(ret->mode) || (last && !follow_last && buf[pos] != '/')) {
+			x3_drop(fs, dir);
 			continue;
-		/* Splice the target in place of the component just walked. */
-		char target[X3_PATH_MAX];
-		ssize_t tl = ext3d_readlink_ino(fs, ret->ino, target, sizeof(target));
-		if (tl < 0)
-			return (int)tl;
-		if (++links > EXT3D_SYMLOOP_MAX)
-			return -ELOOP;
-		if ((size_t)tl + strlen(buf + pos) + 1 > sizeof(buf))
-			return -ENAMETOOLONG;
+		}
+		/* Splice the target in place of the component just walked and go
+		 * on from dir (or the root). */
+		ssize_t tl = ext3d_readlink_ino(fs, held, target, sizeof(target));
+		x3_drop(fs, held);
+		held = dir;
+		if (tl < 0 || ++links > EXT3D_SYMLOOP_MAX || tl == 0 ||
+		    (size_t)tl + strlen(buf + pos) + 1 > sizeof(buf)) {
+			r = tl < 0 ? (int)tl : links > EXT3D_SYMLOOP_MAX ? -ELOOP
+				: tl == 0 ? -ENOENT : -ENAMETOOLONG;
+			break;
+		}
 		memmove(buf + tl, buf + pos, strlen(buf + pos) + 1);
 		memcpy(buf, target, (size_t)tl);
 		pos = 0;
-		r = target[0] == '/' || tl == 0 ? ext3d_getattr(fs, EXT3D_ROOT_INO, ret)
-						: ext3d_getattr(fs, dir, ret);
-		if (tl == 0)
-			return -ENOENT;
+		if (target[0] == '/') {
+			x3_drop(fs, held);
+			held = EXT3D_ROOT_INO;
+		}
+		r = ext3d_getattr(fs, held, ret);
 	}
+	x3_drop(fs, held);
 	return r;
 }
 
 int ext3d_stat(ext3d *fs, const char *path, ext3d_attr *ret)
 {
-	return x3_resolve(fs, path, true, ret);
+	int r = x3_resolve(fs, path, true, ret);
+
+	if (r == 0)
+		x3_drop(fs, ret->ino);
+	return r;
 }
 
 int ext3d_lstat(ext3d *fs, const char *path, ext3d_attr *ret)
 {
-	return x3_resolve(fs, path, false, ret);
+	int r = x3_resolve(fs, path, false, ret);
+
+	if (r == 0)
+		x3_drop(fs, ret->ino);
+	return r;
 }
 
 ssize_t ext3d_readlink(ext3d *fs, const char *path, char *buf, size_t len)
 {
 	ext3d_attr a;
-	int r = x3_resolve(fs, path, false, &a);
+	ssize_t n = x3_resolve(fs, path, false, &a);
 
-	if (r < 0)
-		return r;
-	if (!S_ISLNK(a.mode))
-		return -EINVAL;
-	return ext3d_readlink_ino(fs, a.ino, buf, len);
+	if (n < 0)
+		return n;
+	n = S_ISLNK(a.mode) ? ext3d_readlink_ino(fs, a.ino, buf, len) : -EINVAL;
+	x3_drop(fs, a.ino);
+	return n;
 }
 
 int ext3d_open(ext3d *fs, const char *path, int flags, ext3d_file **ret)
@@ -109,17 +141,21 @@ int ext3d_open(ext3d *fs, const char *path, int flags, ext3d_file **ret)
 	if ((flags & O_ACCMODE) != O_RDONLY || (flags & (O_CREAT | O_TRUNC | O_APPEND)))
 		return -EROFS;
 	r = x3_resolve(fs, path, !(flags & O_NOFOLLOW), &a);
-	if (r == 0 && (flags & O_NOFOLLOW) && S_ISLNK(a.mode))
+	if (r < 0)
+		return r;
+	if ((flags & O_NOFOLLOW) && S_ISLNK(a.mode))
 		r = -ELOOP;
 	if (r == 0 && (flags & O_DIRECTORY) && !S_ISDIR(a.mode))
 		r = -ENOTDIR;
 	if (r == 0)
 		r = ext3d_access_ino(fs, a.ino, R_OK);
-	if (r < 0)
+	f = r == 0 ? calloc(1, sizeof(*f)) : NULL;
+	if (r == 0 && !f)
+		r = -ENOMEM;
+	if (r < 0) {
+		x3_drop(fs, a.ino);
 		return r;
-	f = calloc(1, sizeof(*f));
-	if (!f)
-		return -ENOMEM;
+	}
 	f->fs = fs;
 	f->ino = a.ino;
 	*ret = f;
@@ -147,6 +183,7 @@ int ext3d_fstat(ext3d_file *f, ext3d_attr *ret)
 
 int ext3d_close(ext3d_file *f)
 {
+	x3_drop(f->fs, f->ino);
 	free(f);
 	return 0;
 }
@@ -154,18 +191,21 @@ int ext3d_close(ext3d_file *f)
 int ext3d_opendir(ext3d *fs, const char *path, ext3d_dir **ret)
 {
 	ext3d_attr a;
-	ext3d_dir *d;
+	ext3d_dir *d = NULL;
 	int r = x3_resolve(fs, path, true, &a);
 
-	if (r == 0 && !S_ISDIR(a.mode))
+	if (r < 0)
+		return r;
+	if (!S_ISDIR(a.mode))
 		r = -ENOTDIR;
 	if (r == 0)
 		r = ext3d_access_ino(fs, a.ino, R_OK);
-	if (r < 0)
+	if (r == 0 && !(d = calloc(1, sizeof(*d))))
+		r = -ENOMEM;
+	if (r < 0) {
+		x3_drop(fs, a.ino);
 		return r;
-	d = calloc(1, sizeof(*d));
-	if (!d)
-		return -ENOMEM;
+	}
 	d->fs = fs;
 	d->ino = a.ino;
 	*ret = d;
@@ -175,7 +215,8 @@ int ext3d_opendir(ext3d *fs, const char *path, ext3d_dir **ret)
 int ext3d_readdir(ext3d_dir *d, const ext3d_dirent **ret)
 {
 	if (d->next == d->n) {
-		int n = ext3d_readdir_ino(d->fs, d->ino, &d->cookie, d->ents, X3_DIR_BATCH);
+		/* Entries are not granted: the path calls name them by path. */
+		int n = x3_readdir(d->fs, d->ino, &d->cookie, d->ents, X3_DIR_BATCH, 0);
 		if (n <= 0)
 			return n;
 		d->n = n;
@@ -187,6 +228,7 @@ int ext3d_readdir(ext3d_dir *d, const ext3d_dirent **ret)
 
 int ext3d_closedir(ext3d_dir *d)
 {
+	x3_drop(d->fs, d->ino);
 	free(d);
 	return 0;
 }

@@ -1,6 +1,7 @@
 /* session.c - attaching to inode-svc and running calls on the session's
  * lanes. The segment's memfd goes to inode-svc over RUNDIR/session.sock
  * (SCM_RIGHTS); the socket then only tells us when the service went away.
+ * A refused attach leaves inode-svc's reason for ext3d_attach_detail().
  * A call in flight on a session that dies fails with -EIO at once; a call
  * that reaches its deadline fails with -ETIMEDOUT and leaves the session
  * dead too (its lane still holds the request). The next call attaches
@@ -9,6 +10,7 @@
 #define _GNU_SOURCE
 #include <errno.h>
 #include <poll.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -24,6 +26,22 @@
 
 #define X3_CALL_POLL_MS 100
 #define X3_RETRY_MS 20 /* between attach attempts during a restart */
+
+static _Thread_local char x3_detail[256];
+
+void x3_detail_set(const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(x3_detail, sizeof(x3_detail), fmt, ap);
+	va_end(ap);
+}
+
+const char *ext3d_attach_detail(void)
+{
+	return x3_detail;
+}
 
 static int x3_connect(const char *instance)
 {
@@ -42,34 +60,40 @@ static int x3_connect(const char *instance)
 		return -errno;
 	if (connect(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0) {
 		r = errno == ENOENT ? -ECONNREFUSED : -errno;
+		if (r == -EACCES)
+			x3_detail_set("%s: only the instance's client group may attach", sa.sun_path);
 		close(fd);
 		return r;
 	}
 	return fd;
 }
 
-static int x3_handshake(int sock, cm_seg *seg, int timeout_ms)
+/* Sends the attach message; 0, or inode-svc's refusal (its reason in
+ * x3_detail). *ret_grants: the session names only granted inodes. */
+static int x3_handshake(int sock, cm_seg *seg, int timeout_ms, bool *ret_grants)
 {
 	Ext3d__SessionAttach at = EXT3D__SESSION_ATTACH__INIT;
 	Ext3d__Header header = EXT3D__HEADER__INIT;
 	Ext3d__SessionAttachReply *reply;
 	uint8_t buf[FDMSG_MAX];
-	int fd, n, r;
+	int fd, n, r, sent;
 
 	header.version = EXT3D__VERSION__VERSION_CURRENT;
 	at.header = &header;
-	r = fdmsg_send(sock, &at.base, seg->fd);
-	if (r < 0)
-		return r;
-	n = fdmsg_recv(sock, buf, &fd, timeout_ms);
+	sent = fdmsg_send(sock, &at.base, seg->fd);
+	/* Refused before it read our message, inode-svc still said why. */
+	n = fdmsg_recv(sock, buf, &fd, sent < 0 ? 0 : timeout_ms);
 	if (n < 0)
-		return n;
+		return sent < 0 ? sent : n;
 	if (fd >= 0)
 		close(fd);
 	reply = ext3d__session_attach_reply__unpack(NULL, (size_t)n, buf);
 	if (!reply)
 		return -EPROTO;
 	r = reply->status;
+	*ret_grants = reply->grants;
+	if (r < 0 && reply->detail && reply->detail[0])
+		x3_detail_set("%s", reply->detail);
 	ext3d__session_attach_reply__free_unpacked(reply, NULL);
 	return r;
 }
@@ -84,9 +108,11 @@ static int x3_left_ms(uint64_t deadline)
 
 static int x3_session_open(ext3d *fs, uint64_t deadline)
 {
+	bool grants = true;
 	cm_seg *seg;
 	int sock, r;
 
+	x3_detail[0] = '\0';
 	sock = x3_connect(fs->instance);
 	if (sock < 0)
 		return sock;
@@ -95,7 +121,7 @@ static int x3_session_open(ext3d *fs, uint64_t deadline)
 		close(sock);
 		return r;
 	}
-	r = x3_handshake(sock, seg, x3_left_ms(deadline));
+	r = x3_handshake(sock, seg, x3_left_ms(deadline), &grants);
 	if (r < 0) {
 		cm_seg_free(seg);
 		close(sock);
@@ -103,6 +129,7 @@ static int x3_session_open(ext3d *fs, uint64_t deadline)
 	}
 	fs->sock = sock;
 	fs->seg = seg;
+	fs->grants = grants;
 	fs->dead = false;
 	return 0;
 }

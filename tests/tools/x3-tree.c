@@ -253,8 +253,14 @@ int main(int argc, char **argv)
 		r = ext3d_attach(instance, &xt_fs);
 		if (r < 0)
 			return xt_fail("attach", r);
-		r = ext3d_stat(xt_fs, argv[i + 1], &a);
+		/* Open, not stat: an open directory holds its inode's grant. */
+		ext3d_file *top = NULL;
+		r = ext3d_open(xt_fs, argv[i + 1], O_RDONLY | O_DIRECTORY, &top);
+		if (r == 0)
+			r = ext3d_fstat(top, &a);
 		r = r < 0 ? xt_fail(argv[i + 1], r) : xt_ext3d_walk(argv[i + 1], "", a.ino);
+		if (top)
+			ext3d_close(top);
 		ext3d_detach(xt_fs);
 	}
 	xt_print();
