@@ -32,16 +32,20 @@ int bd_device_open(bd_device *d, const char *path, char *why, size_t whylen)
 {
 	struct stat st;
 	uint64_t bytes;
+	int r;
 
 	d->fd = open(path, O_RDWR | O_CLOEXEC);
-	if (d->fd < 0 && errno == ENOENT)
-		return bd_refuse(-ENOENT, why, whylen, "image %s does not exist", path);
-	if (d->fd < 0 || fstat(d->fd, &st) < 0)
-		return bd_refuse(-errno, why, whylen, "image %s: %s", path, strerror(errno));
+	if (d->fd < 0 || fstat(d->fd, &st) < 0) {
+		r = -errno;
+		if (r == -ENOENT)
+			return bd_refuse(r, why, whylen, "image %s does not exist", path);
+		return bd_refuse(r, why, whylen, "image %s: %s", path, strerror(-r));
+	}
 	if (S_ISBLK(st.st_mode)) {
-		if (ioctl(d->fd, BLKGETSIZE64, &bytes) < 0)
-			return bd_refuse(-errno, why, whylen, "size of %s: %s", path,
-					 strerror(errno));
+		if (ioctl(d->fd, BLKGETSIZE64, &bytes) < 0) {
+			r = -errno;
+			return bd_refuse(r, why, whylen, "size of %s: %s", path, strerror(-r));
+		}
 	} else if (S_ISREG(st.st_mode)) {
 		bytes = (uint64_t)st.st_size;
 	} else {
