@@ -1,9 +1,12 @@
 /* device.c - the device descriptor: open, size, read, write, flush, and
  * the injected I/O faults of --fault. An I/O error is always returned as an
- * error, never folded into success. */
+ * error, never folded into success. A device that is missing, empty or too
+ * small to hold even a superblock (BD_DEVICE_MIN bytes) is refused at open
+ * with a line saying which. */
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/fs.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -14,26 +17,49 @@
 #include "internal.h"
 #include "io.h"
 
-int bd_device_open(bd_device *d, const char *path)
+__attribute__((format(printf, 4, 5)))
+static int bd_refuse(int r, char *why, size_t whylen, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(why, whylen, fmt, ap);
+	va_end(ap);
+	return r;
+}
+
+int bd_device_open(bd_device *d, const char *path, char *why, size_t whylen)
 {
 	struct stat st;
 	uint64_t bytes;
+	int r;
 
 	d->fd = open(path, O_RDWR | O_CLOEXEC);
-	if (d->fd < 0)
-		return -errno;
-	if (fstat(d->fd, &st) < 0)
-		return -errno;
+	if (d->fd < 0 || fstat(d->fd, &st) < 0) {
+		r = -errno;
+		if (r == -ENOENT)
+			return bd_refuse(r, why, whylen, "image %s does not exist", path);
+		return bd_refuse(r, why, whylen, "image %s: %s", path, strerror(-r));
+	}
 	if (S_ISBLK(st.st_mode)) {
-		if (ioctl(d->fd, BLKGETSIZE64, &bytes) < 0)
-			return -errno;
+		if (ioctl(d->fd, BLKGETSIZE64, &bytes) < 0) {
+			r = -errno;
+			return bd_refuse(r, why, whylen, "size of %s: %s", path, strerror(-r));
+		}
 	} else if (S_ISREG(st.st_mode)) {
 		bytes = (uint64_t)st.st_size;
 	} else {
-		return -ENOTBLK;
+		return bd_refuse(-ENOTBLK, why, whylen,
+				 "image %s is neither a regular file nor a block device", path);
 	}
 	d->sectors = bytes / CM_BD_SECTOR;
-	return d->sectors ? 0 : -ENOSPC;
+	if (bytes == 0)
+		return bd_refuse(-EINVAL, why, whylen, "image %s is empty (0 bytes)", path);
+	if (bytes < BD_DEVICE_MIN)
+		return bd_refuse(-EINVAL, why, whylen,
+				 "image %s too small: %llu bytes, a superblock ends at byte %u",
+				 path, (unsigned long long)bytes, BD_DEVICE_MIN);
+	return 0;
 }
 
 int bd_device_parse_fault(bd_device *d, const char *spec)

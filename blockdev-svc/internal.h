@@ -11,6 +11,7 @@
 #define BD_INTERNAL_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <sys/uio.h>
 
@@ -30,7 +31,13 @@ typedef struct bd_device {
 	uint64_t writes;        /* writes seen so far */
 } bd_device;
 
-int bd_device_open(bd_device *d, const char *path);
+/* The smallest device served: one that can hold the superblock, which
+ * every filesystem blockdev-svc serves has at bytes [1024, 2048). */
+#define BD_DEVICE_MIN 2048u
+
+/* Opens and sizes the device; on failure why holds one line saying what is
+ * wrong (missing, empty, too small, not a file or block device). */
+int bd_device_open(bd_device *d, const char *path, char *why, size_t whylen);
 int bd_device_parse_fault(bd_device *d, const char *spec);
 /* Counts a write; true if the injected fault fails it. */
 bool bd_device_fault_hits(bd_device *d);

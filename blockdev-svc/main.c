@@ -1,6 +1,7 @@
 /* main.c - blockdev-svc: flags, open the device, confine, serve. */
 #include <errno.h>
 #include <getopt.h>
+#include <limits.h>
 #include <seccomp.h>
 #include <stdlib.h>
 
@@ -40,6 +41,7 @@ int main(int argc, char **argv)
 	const char *image = NULL, *wlog = NULL, *fault = NULL;
 	bd_svc bd = {.dev.fd = -1, .wlog.fd = -1};
 	cm_service svc;
+	char why[PATH_MAX + 128];
 	int opt, r;
 
 	cm_service_init(&svc, "blockdev-svc");
@@ -60,9 +62,9 @@ int main(int argc, char **argv)
 	if (cm_service_attach(&svc) < 0)
 		return EXIT_FAILURE;
 	bd.arena = svc.arena;
-	r = bd_device_open(&bd.dev, image);
+	r = bd_device_open(&bd.dev, image, why, sizeof(why));
 	if (r < 0)
-		return cm_log_errno(r, "open %s: %m", image), EXIT_FAILURE;
+		return cm_log_errno(r, "refusing the device: %s", why), EXIT_FAILURE;
 	if (fault && bd_device_parse_fault(&bd.dev, fault) < 0)
 		return cm_log_errno(-EINVAL, "bad --fault '%s'", fault), EXIT_FAILURE;
 	r = bd_wlog_open(&bd.wlog, wlog);

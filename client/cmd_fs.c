@@ -1,4 +1,7 @@
-/* cmd_fs.c - ext3d ls, stat, cat and get: the read path through libext3d. */
+/* cmd_fs.c - ext3d ls, stat, cat and get: the read path through libext3d.
+ * ls -R lists each directory once, by inode number, as GNU ls notices a
+ * directory it has already listed: a corrupt image whose entry points back
+ * at an ancestor is reported (exit status 2) instead of recursing forever. */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
@@ -68,46 +71,97 @@ static void cli_print_long(ext3d *fs, const char *dir, const char *name, const e
 	putchar('\n');
 }
 
-static int cli_ls_dir(ext3d *fs, const char *path, bool lng, bool rec, bool header)
+/* The inode numbers of the directories ls -R has listed (open addressing). */
+typedef struct cli_seen {
+	uint64_t *v;
+	size_t cap, n;
+} cli_seen;
+
+/* Adds ino; returns 1 if it was there already, 0 if added, -ENOMEM. */
+static int cli_seen_add(cli_seen *s, uint64_t ino)
+{
+	if (2 * (s->n + 1) > s->cap) {
+		cli_seen g = {calloc(s->cap ? 2 * s->cap : 64, sizeof(uint64_t)),
+			      s->cap ? 2 * s->cap : 64, 0};
+		if (!g.v)
+			return -ENOMEM;
+		for (size_t i = 0; i < s->cap; i++)
+			if (s->v[i])
+				(void)cli_seen_add(&g, s->v[i]);
+		free(s->v);
+		*s = g;
+	}
+	size_t i = (size_t)(ino * 0x9e3779b97f4a7c15ull) & (s->cap - 1);
+	for (; s->v[i]; i = (i + 1) & (s->cap - 1))
+		if (s->v[i] == ino)
+			return 1;
+	s->v[i] = ino;
+	s->n++;
+	return 0;
+}
+
+typedef struct cli_ls_opts {
+	bool lng, rec, header;
+	cli_seen seen; /* with rec: directories listed so far */
+} cli_ls_opts;
+
+static int cli_ls_dir(ext3d *fs, const char *path, uint64_t ino, cli_ls_opts *o)
 {
 	const ext3d_dirent *de;
 	ext3d_dir *d;
-	char **subdirs = NULL;
+	struct cli_subdir {
+		char *path;
+		uint64_t ino;
+	} *sub = NULL;
 	size_t nsub = 0;
-	int r = ext3d_opendir(fs, path, &d);
+	int r;
 
+	if (o->rec && (r = cli_seen_add(&o->seen, ino)) != 0) {
+		if (r < 0)
+			return cli_fail(path, r);
+		fprintf(stderr, "ext3d: ls: %s: not listing already-listed directory\n", path);
+		return 2;
+	}
+	r = ext3d_opendir(fs, path, &d);
 	if (r < 0)
 		return cli_fail(path, r);
-	if (header)
+	if (o->header)
 		printf("%s:\n", path);
 	while ((r = ext3d_readdir(d, &de)) > 0) {
-		if (lng)
+		if (o->lng)
 			cli_print_long(fs, path, de->name, &de->attr);
 		else
 			printf("%s\n", de->name);
-		if (rec && S_ISDIR(de->attr.mode) && strcmp(de->name, ".") && strcmp(de->name, "..")) {
-			char **grown = realloc(subdirs, (nsub + 1) * sizeof(*subdirs));
-			if (!grown)
+		if (o->rec && S_ISDIR(de->attr.mode) && strcmp(de->name, ".") &&
+		    strcmp(de->name, "..")) {
+			struct cli_subdir *grown = realloc(sub, (nsub + 1) * sizeof(*sub));
+			if (!grown) {
+				r = -ENOMEM;
 				break;
-			subdirs = grown;
-			if (asprintf(&subdirs[nsub], "%s/%s", strcmp(path, "/") ? path : "", de->name) > 0)
+			}
+			sub = grown;
+			sub[nsub].ino = de->ino;
+			if (asprintf(&sub[nsub].path, "%s/%s", strcmp(path, "/") ? path : "",
+				     de->name) > 0)
 				nsub++;
 		}
 	}
 	ext3d_closedir(d);
 	int status = r < 0 ? cli_fail(path, r) : 0;
+	o->header = true;
 	for (size_t i = 0; i < nsub; i++) {
 		putchar('\n');
-		status |= cli_ls_dir(fs, subdirs[i], lng, rec, true);
-		free(subdirs[i]);
+		int s = cli_ls_dir(fs, sub[i].path, sub[i].ino, o);
+		status = s > status ? s : status;
+		free(sub[i].path);
 	}
-	free(subdirs);
+	free(sub);
 	return status;
 }
 
 int cli_ls(cli_ctx *c, int argc, char **argv)
 {
-	bool lng = false, rec = false;
+	cli_ls_opts o = {0};
 	const char *path = "/";
 	ext3d_attr a;
 	ext3d *fs;
@@ -115,23 +169,25 @@ int cli_ls(cli_ctx *c, int argc, char **argv)
 
 	for (int i = 1; i < argc; i++) {
 		if (argv[i][0] == '-' && argv[i][1]) {
-			lng |= strchr(argv[i], 'l') != NULL;
-			rec |= strchr(argv[i], 'R') != NULL;
+			o.lng |= strchr(argv[i], 'l') != NULL;
+			o.rec |= strchr(argv[i], 'R') != NULL;
 		} else {
 			path = argv[i];
 		}
 	}
 	if (cli_attach(c, &fs))
 		return 1;
+	o.header = o.rec;
 	r = ext3d_stat(fs, path, &a);
 	if (r < 0)
 		status = cli_fail(path, r);
 	else if (S_ISDIR(a.mode))
-		status = cli_ls_dir(fs, path, lng, rec, rec);
-	else if (lng)
+		status = cli_ls_dir(fs, path, a.ino, &o);
+	else if (o.lng)
 		cli_print_long(fs, ".", path, &a), status = 0;
 	else
 		status = (printf("%s\n", path), 0);
+	free(o.seen.v);
 	ext3d_detach(fs);
 	return status;
 }

@@ -103,7 +103,10 @@ typedef struct ino_inode {
  *   -EINVAL   ino is 0 or above the inode count (a bad request);
  *   -ESTALE   the inode is not in use (links count 0), as ext3_iget says:
  *             a client's inode number that was since deleted;
- *   -EUCLEAN  a bad file type in i_mode (logged);
+ *   -EUCLEAN  a bad file type in i_mode, or a regular file, directory or
+ *             symlink whose i_size is beyond the largest file the block
+ *             size allows, as ext3_max_size() computes it (logged with
+ *             the inode number);
  *   a get() error.
  */
 int ino_inode_read(ino_fs *fs, uint32_t ino, ino_inode *ret);

@@ -6,8 +6,9 @@
  * cm_ext3_super_check() with the device size, has no incompatible feature
  * outside CM_EXT3_INCOMPAT_SUPP and a block size equal to the source's;
  * every group's inode table lies inside its group (fs->itable); the
- * journal, if any, has a valid superblock with only features JBD knows.
- * Nothing in the ino_fs changes afterwards.
+ * journal, if any, has a valid superblock with only features JBD knows;
+ * the device holds every block the superblock counts.  Nothing in the
+ * ino_fs changes afterwards.
  */
 #include "internal.h"
 
@@ -126,6 +127,26 @@ static int check_features(ino_fs *fs, char *why, size_t whylen)
 	return 0;
 }
 
+/*
+ * The largest file the block map and i_blocks allow, as the kernel's
+ * ext3_max_size() computes it: the blocks i_block[] reaches through the
+ * triple indirect level, bounded so that data and indirect blocks together
+ * stay within 2^32 - 1 sectors.  From 32 KiB blocks on, the indirect
+ * blocks alone pass that bound and ext3_max_size() goes negative; there the
+ * bound applies to the data blocks only.
+ */
+static uint64_t max_file_size(unsigned bits)
+{
+	uint64_t apb = 1ull << (bits - 2);
+	uint64_t tree = EXT3_NDIR_BLOCKS + apb + apb * apb + apb * apb * apb;
+	uint64_t upper = ((1ull << 32) - 1) >> (bits - 9);
+	uint64_t meta = 1 + (1 + apb) + (1 + apb + apb * apb);
+
+	if (upper > meta)
+		upper -= meta;
+	return (tree < upper ? tree : upper) << bits;
+}
+
 /* Checks the superblock's geometry and derives the fs settings. */
 static int check_super(ino_fs *fs, uint64_t device_bytes, char *why,
 		       size_t whylen)
@@ -133,13 +154,21 @@ static int check_super(ino_fs *fs, uint64_t device_bytes, char *why,
 	uint32_t compat = cm_le32(fs->sb.s_feature_compat);
 	uint32_t incompat = cm_le32(fs->sb.s_feature_incompat);
 	uint32_t ro = cm_le32(fs->sb.s_feature_ro_compat);
+	uint64_t need;
 	unsigned i;
 	int r;
 
-	r = cm_ext3_super_check(&fs->sb, device_bytes, why, whylen);
+	r = cm_ext3_super_check(&fs->sb, 0, why, whylen);
 	if (r < 0)
 		return r;
 	cm_ext3_geom_from_super(&fs->sb, &fs->geom);
+	need = (uint64_t)fs->geom.blocks_count * fs->geom.block_size;
+	if (device_bytes && need > device_bytes)
+		return fail(-EUCLEAN, why, whylen,
+			    "image too small: %llu bytes, the superblock says %llu (%u blocks of %u)",
+			    (unsigned long long)device_bytes,
+			    (unsigned long long)need, fs->geom.blocks_count,
+			    fs->geom.block_size);
 	if (fs->geom.block_size != fs->src.block_size)
 		return fail(-EUCLEAN, why, whylen,
 			    "superblock block size %u, block source serves %u",
@@ -162,6 +191,7 @@ static int check_super(ino_fs *fs, uint64_t device_bytes, char *why,
 	for (fs->addr_bits = 0; (1u << fs->addr_bits) < fs->addr_per_block;
 	     fs->addr_bits++)
 		;
+	fs->max_size = max_file_size(fs->addr_bits + 2);
 	return 0;
 }
 

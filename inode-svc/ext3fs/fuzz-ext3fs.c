@@ -5,10 +5,16 @@
  * look up the names found (htree and linear) and some that are not there,
  * read the reserved inodes' maps, statfs.  Each get() copies the block into
  * its own allocation so ASan sees any read past a block; after every input
- * all gets must have been put (abort otherwise).  Logging is stubbed out
- * here (cm_log is formatted and dropped), so libcommon is not linked.
+ * all gets must have been put (abort otherwise).  Oracles that abort too:
+ * a mount of an input shorter than the superblock's blocks, an inode served
+ * with an i_size past ext3_max_size (computed here on its own).  The walk
+ * skips entries pointing back at a directory on its path, as ls -R does,
+ * so that a loop does not use up the budget of the rest.  Logging
+ * is stubbed out here (cm_log is formatted and dropped), so libcommon is
+ * not linked.
  */
 #include <errno.h>
+#include <stdbool.h>
 #include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -121,6 +127,35 @@ static int count(void *ctx, uint32_t ino, uint8_t ft, const char *name,
 
 static uint8_t buf[READ_MAX];
 
+/* ext3_max_size() for fs blocks of 2^bits bytes (see fs.c). */
+static uint64_t oracle_max_size(unsigned bits)
+{
+	uint64_t apb = 1ull << (bits - 2), tree, upper, meta;
+
+	tree = 12 + apb + apb * apb + apb * apb * apb;
+	upper = 0xffffffffull >> (bits - 9);
+	meta = 3 + 2 * apb + apb * apb;
+	if (upper > meta)
+		upper -= meta;
+	return (tree < upper ? tree : upper) << bits;
+}
+
+/* Reads inode ino as a client would and aborts on an impossible size. */
+static int read_checked(ino_fs *fs, uint32_t ino, ino_inode *in)
+{
+	unsigned bits = 10;
+	int r = ino_inode_read(fs, ino, in);
+
+	while ((1u << bits) < ino_fs_geom(fs)->block_size)
+		bits++;
+	if (r == 0 && ((in->mode & EXT3_S_IFMT) == EXT3_S_IFREG ||
+		       (in->mode & EXT3_S_IFMT) == EXT3_S_IFDIR ||
+		       (in->mode & EXT3_S_IFMT) == EXT3_S_IFLNK) &&
+	    in->size > oracle_max_size(bits))
+		abort();	/* served a size no ext3 file can have */
+	return r;
+}
+
 static void visit_file(ino_fs *fs, const ino_inode *in)
 {
 	uint64_t pblk, off;
@@ -147,10 +182,24 @@ static void visit_file(ino_fs *fs, const ino_inode *in)
 	}
 }
 
-static void walk(ino_fs *fs, uint32_t dino, int depth, long *budget);
+/* The directories from the root to the one being walked. */
+struct path {
+	uint32_t ino[MAX_DEPTH + 2];
+	int depth;
+};
+
+static void walk(ino_fs *fs, uint32_t dino, struct path *p, long *budget);
+
+static bool on_path(const struct path *p, uint32_t ino)
+{
+	for (int i = 0; i <= p->depth; i++)
+		if (p->ino[i] == ino)
+			return true;
+	return false;
+}
 
 static void visit_entries(ino_fs *fs, const ino_inode *dir,
-			  const struct list *l, int depth, long *budget)
+			  const struct list *l, struct path *p, long *budget)
 {
 	char other[256];
 	uint32_t ino;
@@ -168,23 +217,23 @@ static void visit_entries(ino_fs *fs, const ino_inode *dir,
 		if ((e->len == 1 && e->name[0] == '.') ||
 		    (e->len == 2 && !memcmp(e->name, "..", 2)))
 			continue;
-		if (ino_inode_read(fs, e->ino, &in) < 0)
+		if (read_checked(fs, e->ino, &in) < 0)
 			continue;
-		if ((in.mode & EXT3_S_IFMT) == EXT3_S_IFDIR)
-			walk(fs, e->ino, depth + 1, budget);
-		else
+		if ((in.mode & EXT3_S_IFMT) != EXT3_S_IFDIR)
 			visit_file(fs, &in);
+		else if (!on_path(p, e->ino))	/* a loop to an ancestor */
+			walk(fs, e->ino, p, budget);
 	}
 }
 
-static void walk(ino_fs *fs, uint32_t dino, int depth, long *budget)
+static void walk(ino_fs *fs, uint32_t dino, struct path *p, long *budget)
 {
 	struct list *l;
 	ino_inode dir;
 	long n;
 
-	if (depth > MAX_DEPTH || *budget <= 0 ||
-	    ino_inode_read(fs, dino, &dir) < 0)
+	if (p->depth >= MAX_DEPTH || *budget <= 0 ||
+	    read_checked(fs, dino, &dir) < 0)
 		return;
 	l = calloc(1, sizeof(*l));
 	if (!l)
@@ -198,7 +247,9 @@ static void walk(ino_fs *fs, uint32_t dino, int depth, long *budget)
 		(void)ino_dir_iterate(fs, &dir, l->v[1].next - 1, count, &n);
 	}
 	(void)ino_dir_lookup(fs, &dir, "lost+found", 10, &dino);
-	visit_entries(fs, &dir, l, depth, budget);
+	p->ino[++p->depth] = dir.ino;
+	visit_entries(fs, &dir, l, p, budget);
+	p->depth--;
 	free(l);
 }
 
@@ -216,7 +267,7 @@ static void reserved_inodes(ino_fs *fs)
 		(void)ino_bmap(fs, &in, 12, &pblk);
 		(void)ino_bmap(fs, &in, 12 + 256 + 5, &pblk);
 		(void)ino_bmap(fs, &in, 12 + 256 + 65536 + 7, &pblk);
-		if (ino_inode_read(fs, i, &in) == 0)
+		if (read_checked(fs, i, &in) == 0)
 			(void)ino_file_read(fs, &in, buf, 4096, 0);
 	}
 }
@@ -226,6 +277,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	struct mem m = { .data = data, .size = size, .bs = 1024 };
 	ino_blksrc src = { .get = mem_get, .put = mem_put, .ctx = &m };
 	struct ino_statfs st;
+	struct path p = { .depth = -1 };
 	long budget = MAX_ENTRIES;
 	char why[256];
 	ino_fs *fs;
@@ -234,9 +286,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		m.bs = 1024;
 	src.block_size = m.bs;
 	if (ino_fs_mount(&src, size, &fs, why, sizeof(why)) == 0) {
+		if ((uint64_t)ino_fs_geom(fs)->blocks_count * m.bs > size)
+			abort();	/* mounted an image shorter than its fs */
 		(void)ino_statfs(fs, &st);
 		reserved_inodes(fs);
-		walk(fs, EXT3_ROOT_INO, 0, &budget);
+		walk(fs, EXT3_ROOT_INO, &p, &budget);
 		ino_fs_unmount(fs);
 	}
 	if (m.held != 0)

@@ -5,6 +5,9 @@
  * group), so its bytes are always inside the fs and inside one block: the
  * inode size is a power of two no larger than the block size.  Only the
  * 128-byte base is decoded; i_extra_isize fields are not used by ext3.
+ * An in-use inode is served only if its i_size fits the largest file the
+ * block size allows (fs->max_size): a corrupt size would otherwise read as
+ * terabytes of holes.
  */
 #include "internal.h"
 
@@ -89,6 +92,13 @@ static bool mode_valid(uint16_t mode)
 	}
 }
 
+/* The types whose i_size counts bytes of a block map or a target. */
+static bool has_size(const ino_inode *in)
+{
+	return ino_is_type(in, EXT3_S_IFREG) || ino_is_type(in, EXT3_S_IFDIR) ||
+	       ino_is_type(in, EXT3_S_IFLNK);
+}
+
 int ino_inode_read(ino_fs *fs, uint32_t ino, ino_inode *ret)
 {
 	ino_inode in;
@@ -103,6 +113,13 @@ int ino_inode_read(ino_fs *fs, uint32_t ino, ino_inode *ret)
 		cm_warn("corrupt inode ino=%u blk=%llu: bad mode 0%o", ino,
 			(unsigned long long)ino_inode_blocknr(fs, ino),
 			in.mode);
+		return -EUCLEAN;
+	}
+	if (has_size(&in) && in.size > fs->max_size) {
+		cm_warn("corrupt inode ino=%u blk=%llu: size %llu beyond the largest file (%llu bytes)",
+			ino, (unsigned long long)ino_inode_blocknr(fs, ino),
+			(unsigned long long)in.size,
+			(unsigned long long)fs->max_size);
 		return -EUCLEAN;
 	}
 	*ret = in;

@@ -30,6 +30,7 @@ struct ino_fs {
 	unsigned addr_bits;			/* log2(addr_per_block) */
 	uint32_t first_ino;			/* first non-reserved inode */
 	uint32_t journal_blocks;		/* internal journal's length, 0 without [immutable] */
+	uint64_t max_size;			/* largest i_size, ext3_max_size() [immutable] */
 	uint32_t hash_seed[4];			/* host order [immutable] */
 	bool hash_unsigned;			/* s_flags, signed if unset */
 	bool has_filetype;

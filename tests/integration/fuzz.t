@@ -1,6 +1,10 @@
 #!/bin/sh
 # fuzz.t - a bounded libFuzzer run of the ext3 parsers (superblock, group
-# descriptors, inodes, block maps, directories, htree) under ASan+UBSan:
+# descriptors, inodes, block maps, directories, htree) under ASan+UBSan,
+# seeded also with the classes that once never ended (a directory entry
+# pointing back at an ancestor, sizes at and past ext3_max_size) and with
+# empty, sub-superblock and truncated images; the target aborts if it
+# mounts an image shorter than its fs or serves an impossible size:
 # EXT3D_FUZZ_SECONDS (default 20; 600 with EXT3D_LONG=1). Needs the clang
 # build that tests/run makes (EXT3D_ASAN_BUILD, default build-asan/).
 set -u

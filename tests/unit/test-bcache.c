@@ -86,9 +86,10 @@ static int t_server(void *arg)
 {
 	bd_svc bd = {.arena = t_a, .wlog.fd = -1};
 	cm_chan_server s;
+	char why[512];
 
 	prctl(PR_SET_PDEATHSIG, SIGKILL);
-	if (bd_device_open(&bd.dev, t_path) < 0)
+	if (bd_device_open(&bd.dev, t_path, why, sizeof(why)) < 0)
 		return 2;
 	cm_chan_server_init(&s, t_a, 0);
 	while (!atomic_load(&t_sh->stop)) {

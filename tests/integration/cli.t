@@ -1,0 +1,151 @@
+#!/bin/sh
+# cli.t - every ext3d command (ls, ls -l, ls -R, stat, cat, get, status,
+# status --json, kill, shutdown, usage errors), run from the sanitizer
+# build (EXT3D_ASAN_BUILD; ASan+UBSan, halting on the first error, leaks
+# checked) with failing paths (ENOENT, ENOTDIR, EISDIR, and EACCES as uid
+# 65534) mixed among good ones: each call's stdout, stderr lines and exit
+# status are checked, and no sanitizer report may appear. cat A B with B
+# failing once aborted with "double free detected".
+set -u
+. "$(dirname "$0")/../lib/tap.sh"
+. "$T_TOP/tests/lib/instance.sh"
+
+asan=${EXT3D_ASAN_BUILD:-$T_TOP/build-asan}
+if [ -x "$asan/client/ext3d" ]; then
+	cli=$asan/client/ext3d
+else
+	cli=$T_EXT3D
+	t_diag "no sanitizer build in $asan: running the CLI of $EXT3D_BUILD"
+fi
+export ASAN_OPTIONS=detect_leaks=1:abort_on_error=1:exitcode=99
+export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
+chmod 755 "$T_TMP" # uid 65534 reaches the run directory through it
+n=t-cli
+export EXT3D_INSTANCE=$n
+
+tree=$T_TMP/tree
+mkdir -p "$tree/d/sub" "$tree/secret"
+printf 'one\n' >"$tree/d/f1"
+printf 'two\n' >"$tree/d/f2"
+printf 'hidden\n' >"$tree/secret/s"
+printf 'mine\n' >"$tree/noread"
+head -c 300000 /dev/urandom >"$tree/big"
+ln -s d/f1 "$tree/link"
+chmod 700 "$tree/secret"
+chmod 600 "$tree/noread"
+chmod 644 "$tree/d/f1" "$tree/d/f2" "$tree/big" "$tree/secret/s"
+img=$T_TMP/cli.img
+mke2fs -q -F -t ext3 -b 1024 -d "$tree" "$img" 8M >/dev/null 2>&1
+t_ok $? "image made"
+t_instance_start $n "$T_TOP/compose/ext3d.compose" --set "IMAGE=$img" --set BLOCKDEV_ARGS=
+t_ok $? "instance ready"
+
+# run WANT_STATUS WANT_STDOUT WANT_STDERR MESSAGE -- ARGS...: runs the
+# CLI (as uid 65534 when $as is set) and checks all three.
+as=
+run() {
+	want_rc=$1 want_out=$2 want_err=$3 msg=$4
+	shift 5
+	if [ -n "$as" ]; then
+		setpriv --reuid=65534 --regid=65534 --clear-groups "$cli" "$@" >"$T_TMP/out" 2>"$T_TMP/err"
+	else
+		"$cli" "$@" >"$T_TMP/out" 2>"$T_TMP/err"
+	fi
+	rc=$?
+	got_out=$(cat "$T_TMP/out")
+	got_err=$(cat "$T_TMP/err")
+	if [ "$rc" = "$want_rc" ] && [ "$got_out" = "$want_out" ] && [ "$got_err" = "$want_err" ]; then
+		t_ok 0 "$msg"
+	else
+		t_ok 1 "$msg"
+		echo "# ext3d $*: exit $rc (want $want_rc)"
+		sed 's/^/#   out: /' "$T_TMP/out" | head -10
+		sed 's/^/#   err: /' "$T_TMP/err" | head -20
+	fi
+}
+nl='
+'
+E=ext3d
+
+# cat: failures of every kind between good files, the handle of each freed once
+run 0 "one${nl}two" "" "cat two files" -- cat /d/f1 /d/f2
+run 1 "one${nl}two" "$E: /nope: No such file or directory" "cat A ENOENT B" -- cat /d/f1 /nope /d/f2
+run 1 "one${nl}two" "$E: /d/f1/x: Not a directory" "cat A ENOTDIR B (once a double free)" -- cat /d/f1 /d/f1/x /d/f2
+run 1 "one${nl}two" "$E: /d: Is a directory" "cat A EISDIR B" -- cat /d/f1 /d /d/f2
+run 1 "one${nl}one" "$E: /d/f1/x: Not a directory${nl}$E: /nope: No such file or directory${nl}$E: /d: Is a directory" \
+	"cat with three failures among good files" -- cat /d/f1 /d/f1/x /nope /d /link
+run 1 "" "$E: usage: cat PATH...: Invalid argument" "cat without a path" -- cat
+if [ "$(id -u)" -eq 0 ] && command -v setpriv >/dev/null; then
+	as=65534
+	run 1 "one${nl}two" "$E: /secret/s: Permission denied" "cat A EACCES (0700 dir) B as uid 65534" -- cat /d/f1 /secret/s /d/f2
+	run 1 "one${nl}two" "$E: /noread: Permission denied${nl}$E: /d/f1/x: Not a directory" \
+		"cat A EACCES (0600 file) ENOTDIR B as uid 65534" -- cat /d/f1 /noread /d/f1/x /d/f2
+	run 1 "" "$E: /secret: Permission denied" "ls of a 0700 directory as uid 65534" -- ls /secret
+	run 1 "" "$E: /secret/s: Permission denied" "stat inside a 0700 directory as uid 65534" -- stat /secret/s
+	run 1 "$(printf '/:\n.\n..\nlost+found\nbig\nd\nlink\nnoread\nsecret\n\n\n/d:\n.\n..\nf1\nf2\nsub\n\n/d/sub:\n.\n..\n')" \
+		"$E: /lost+found: Permission denied${nl}$E: /secret: Permission denied" \
+		"ls -R / as uid 65534 lists what it may and names what it may not" -- ls -R /
+	run 1 "" "$E: /secret/s: Permission denied" "get of a file in a 0700 directory as uid 65534" -- get /secret/s "$T_TMP/nobody.out"
+	as=
+else
+	for _ in 1 2 3 4; do t_skip "needs root and setpriv" "as uid 65534"; done
+fi
+
+# ls, ls -l, ls -R
+run 0 "$(printf '.\n..\nf1\nf2\nsub')" "" "ls /d" -- ls /d
+run 0 "/d/f1" "" "ls of a file prints its name" -- ls /d/f1
+run 1 "" "$E: /nope: No such file or directory" "ls ENOENT" -- ls /nope
+run 1 "" "$E: /d/f1/x: Not a directory" "ls ENOTDIR" -- ls /d/f1/x
+"$cli" ls -l / >"$T_TMP/out" 2>"$T_TMP/err"
+t_is "$?:$(grep -c '' "$T_TMP/err")" "0:0" "ls -l / succeeds quietly"
+grep -q '^lrwxrwxrwx   1     0     0          4 .* link -> d/f1$' "$T_TMP/out" &&
+	grep -q '^-rw-------   1     0     0          5 .* noread$' "$T_TMP/out" &&
+	grep -q '^drwx------   2     0     0       1024 .* secret$' "$T_TMP/out"
+t_ok $? "ls -l / shows modes, owners, sizes and a symlink's target"
+run 0 "$(printf '/d:\n.\n..\nf1\nf2\nsub\n\n/d/sub:\n.\n..')" "" "ls -R /d" -- ls -R /d
+"$cli" ls -lR / >"$T_TMP/out" 2>"$T_TMP/err"
+t_is "$?:$(grep -c '' "$T_TMP/err"):$(grep -c ':$' "$T_TMP/out")" "0:0:5" "ls -lR / lists the five directories"
+
+# stat
+"$cli" stat /d/f1 >"$T_TMP/out" 2>"$T_TMP/err"
+t_is "$?:$(sed -n 's/.*Size: \([0-9]*\).*/\1/p' "$T_TMP/out"):$(grep -c '' "$T_TMP/err")" "0:4:0" "stat /d/f1"
+run 1 "" "$E: /nope: No such file or directory" "stat ENOENT" -- stat /nope
+run 1 "" "$E: /d/f1/x: Not a directory" "stat ENOTDIR" -- stat /d/f1/x
+run 1 "" "$E: usage: stat PATH: Invalid argument" "stat without a path" -- stat
+
+# get
+run 0 "" "" "get /big" -- get /big "$T_TMP/big.out"
+cmp -s "$tree/big" "$T_TMP/big.out"
+t_ok $? "get /big is byte for byte"
+run 1 "" "$E: /nope: No such file or directory" "get ENOENT" -- get /nope "$T_TMP/x.out"
+run 1 "" "$E: /d: Is a directory" "get EISDIR" -- get /d "$T_TMP/x.out"
+run 1 "" "$E: /d/f1/x: Not a directory" "get ENOTDIR" -- get /d/f1/x "$T_TMP/x.out"
+run 1 "" "$E: /d/f1: No such file or directory" "get into a local directory that does not exist" -- get /d/f1 "$T_TMP/no/such/dir"
+run 1 "" "$E: usage: get PATH LOCALFILE: Invalid argument" "get without a local file" -- get /d/f1
+
+# status, kill, usage, shutdown
+"$cli" status >"$T_TMP/out" 2>"$T_TMP/err"
+t_is "$?:$(grep -c "^instance $n: ready" "$T_TMP/out"):$(grep -c '' "$T_TMP/err")" "0:1:0" "status"
+"$cli" status --json 2>"$T_TMP/err" | python3 -c 'import json, sys; v = json.load(sys.stdin); sys.exit(len(v["services"]) != 4)'
+t_is "$?:$(grep -c '' "$T_TMP/err")" "0:0" "status --json is JSON with four services"
+run 0 "" "" "kill alloc-svc" -- kill alloc-svc
+t_instance_wait_ready $n
+t_ok $? "instance ready again after the kill"
+"$cli" kill no-such-svc >"$T_TMP/out" 2>"$T_TMP/err"
+t_is "$?:$(grep -c '^ext3d: ' "$T_TMP/err"):$(grep -vc '^ext3d: ' "$T_TMP/err")" "1:1:0" "kill of an unknown service fails with one line"
+run 1 "" "$E: usage: kill SERVICE: Invalid argument" "kill without a service" -- kill
+"$cli" frobnicate >"$T_TMP/out" 2>"$T_TMP/err"
+t_is "$?:$(grep -c '^usage: ext3d' "$T_TMP/err")" "2:1" "an unknown command prints the usage, exit 2"
+"$cli" >"$T_TMP/out" 2>"$T_TMP/err"
+t_is "$?:$(grep -c '^usage: ext3d' "$T_TMP/err")" "2:1" "no command prints the usage, exit 2"
+run 0 "one" "" "--instance=NAME" -- --instance=$n cat /d/f1
+run 0 "one" "" "--instance NAME" -- --instance $n cat /d/f1
+"$cli" --instance no-such-instance cat /d/f1 >"$T_TMP/out" 2>"$T_TMP/err"
+t_is "$?:$(grep -c '^ext3d: ' "$T_TMP/err"):$(grep -vc '^ext3d: ' "$T_TMP/err")" "1:1:0" "cat on an instance that is not running fails with one line"
+"$cli" --instance no-such-instance status >"$T_TMP/out" 2>"$T_TMP/err"
+t_is "$?:$(grep -c '^ext3d: instance no-such-instance: ' "$T_TMP/err")" "1:1" "status of an instance that is not running"
+run 1 "" "$E: usage: shutdown: Invalid argument" "shutdown with an argument" -- shutdown now
+run 0 "" "" "shutdown" -- shutdown
+"$cli" status >"$T_TMP/out" 2>"$T_TMP/err"
+t_is "$?:$(grep -c "^ext3d: instance $n: " "$T_TMP/err")" "1:1" "status after shutdown fails with one line"
+t_done
