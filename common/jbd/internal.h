@@ -18,6 +18,7 @@ typedef struct jd_log {
 	uint32_t bs;			/* fs and journal block size */
 	uint32_t fs_blocks;		/* s_blocks_count */
 	uint32_t *map;			/* journal block -> fs block, maxlen */
+	uint32_t *sorted;		/* map's blocks in ascending order */
 	uint32_t first;			/* s_first */
 	uint32_t maxlen;		/* s_maxlen: one past the last block */
 	uint32_t start;			/* s_start, 0 = empty */
@@ -38,6 +39,8 @@ int jd_fail(int r, char *why, size_t whylen, const char *fmt, ...)
  */
 int jd_log_open(const jd_dev *dev, jd_log *log, char *why, size_t whylen);
 void jd_log_close(jd_log *log);
+/* True if fs block blk is one of the journal's. */
+bool jd_log_contains(const jd_log *log, uint32_t blk);
 /* Reads journal block lblk (< maxlen) into buf (bs bytes). */
 int jd_log_read(const jd_log *log, uint32_t lblk, void *buf);
 int jd_log_write(const jd_log *log, uint32_t lblk, const void *buf);

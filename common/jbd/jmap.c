@@ -190,6 +190,23 @@ static int check_jsb(jd_log *log, const journal_superblock_t *jsb,
 	return 0;
 }
 
+static int cmp_u32(const void *a, const void *b)
+{
+	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+static int sort_map(jd_log *log)
+{
+	log->sorted = malloc(log->maxlen * sizeof(*log->sorted));
+	if (!log->sorted)
+		return -ENOMEM;
+	memcpy(log->sorted, log->map, log->maxlen * sizeof(*log->sorted));
+	qsort(log->sorted, log->maxlen, sizeof(*log->sorted), cmp_u32);
+	return 0;
+}
+
 int jd_log_open(const jd_dev *dev, jd_log *log, char *why, size_t whylen)
 {
 	struct ext3_super_block sb;
@@ -251,6 +268,8 @@ int jd_log_open(const jd_dev *dev, jd_log *log, char *why, size_t whylen)
 	if (r == 0)
 		r = map_inode(log, &in, g.first_data_block, log->maxlen, why,
 			      whylen);
+	if (r == 0)
+		r = sort_map(log);
 	if (r < 0) {
 		jd_log_close(log);
 		return r;
@@ -262,6 +281,25 @@ int jd_log_open(const jd_dev *dev, jd_log *log, char *why, size_t whylen)
 void jd_log_close(jd_log *log)
 {
 	free(log->map);
+	free(log->sorted);
 	log->map = NULL;
+	log->sorted = NULL;
 	log->has_journal = false;
+}
+
+bool jd_log_contains(const jd_log *log, uint32_t blk)
+{
+	uint32_t lo = 0, hi = log->maxlen;
+
+	while (lo < hi) {
+		uint32_t mid = lo + (hi - lo) / 2;
+
+		if (log->sorted[mid] == blk)
+			return true;
+		if (log->sorted[mid] < blk)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return false;
 }

@@ -53,7 +53,7 @@ static bool next_tag(const jd_log *log, const uint8_t *desc, size_t *pos,
 }
 
 /* Counts a descriptor's tags; -EUCLEAN (with the reason) if one names a
- * block outside the filesystem. */
+ * block outside the filesystem or inside the journal. */
 static int count_tags(struct jd_rec *rc, uint32_t lblk, uint32_t *ret)
 {
 	size_t pos = sizeof(journal_header_t);
@@ -65,6 +65,11 @@ static int count_tags(struct jd_rec *rc, uint32_t lblk, uint32_t *ret)
 			return jd_fail(-EUCLEAN, rc->info->end_reason,
 				       sizeof(rc->info->end_reason),
 				       "descriptor at log block %u: tag %u names block %u, outside the filesystem",
+				       lblk, n, blocknr);
+		if (jd_log_contains(rc->log, blocknr))
+			return jd_fail(-EUCLEAN, rc->info->end_reason,
+				       sizeof(rc->info->end_reason),
+				       "descriptor at log block %u: tag %u names block %u, inside the journal",
 				       lblk, n, blocknr);
 		n++;
 	}

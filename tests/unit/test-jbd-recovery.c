@@ -3,11 +3,12 @@
  * blocks, revoke records (a revoked block reused later is replayed from the
  * later transaction, a revoke in the block's own transaction wins), a torn
  * last transaction, stale blocks past the end, a transaction wrapping from
- * the end of the log to its start, tids wrapping at 2^32, bad revoke counts
- * and tags outside the filesystem (the log ends there), a log that never
- * ends, unknown features, holes in the journal inode, an empty log, a dry
- * run. Where the journal is valid, e2fsck -fy replays a copy too and both
- * images must be equal outside the superblock. Needs mke2fs and debugfs. */
+ * the end of the log to its start, tids wrapping at 2^32; bad revoke counts
+ * and tags outside the filesystem or inside the journal end the log there;
+ * a log that never ends, unknown features, holes in the journal inode, an
+ * empty log, a dry run. Where the journal is valid, e2fsck -fy replays a
+ * copy too and both images must be equal outside the superblock. Needs
+ * mke2fs, debugfs and e2fsck. */
 #include <errno.h>
 #include <stdarg.h>
 #include <fcntl.h>
@@ -389,6 +390,17 @@ static void case_bad_tail(void)
 	r = run(0, &info, why);
 	t_ok(r == 0 && info.transactions == 1 && strstr(info.end_reason, "outside the filesystem"),
 	     "tag outside the filesystem: the log ends there (%s)", info.end_reason);
+
+	fresh(1);
+	h[1] = lg.map[lg.maxlen / 2];
+	put_txn_blocks(10, h, 1, 0);
+	put_commit(10);
+	put_txn_blocks(11, h + 1, 1, 0);
+	put_commit(11);
+	set_log(1, 10, 0, true);
+	r = run(0, &info, why);
+	t_ok(r == 0 && info.transactions == 1 && strstr(info.end_reason, "inside the journal"),
+	     "tag naming a journal block: the log ends there (%s)", info.end_reason);
 
 	fresh(1);
 	for (uint32_t i = lg.first; i < lg.maxlen; i++)
