@@ -190,20 +190,43 @@ static int check_jsb(jd_log *log, const journal_superblock_t *jsb,
 	return 0;
 }
 
-static int cmp_u32(const void *a, const void *b)
+/* Moves v[i] down the max-heap v[0..n). */
+static void sift_down(uint32_t *v, uint32_t i, uint32_t n)
 {
-	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+	for (;;) {
+		uint32_t big = i, l = 2 * i + 1, r = l + 1, t;
 
-	return x < y ? -1 : x > y;
+		if (l < n && v[l] > v[big])
+			big = l;
+		if (r < n && v[r] > v[big])
+			big = r;
+		if (big == i)
+			return;
+		t = v[i];
+		v[i] = v[big];
+		v[big] = t;
+		i = big;
+	}
 }
 
+/* A sorted copy of the map for jd_log_contains().  Heapsort, not qsort():
+ * glibc's qsort may call sysinfo(), which journald-svc's sandbox forbids. */
 static int sort_map(jd_log *log)
 {
-	log->sorted = malloc(log->maxlen * sizeof(*log->sorted));
-	if (!log->sorted)
+	uint32_t *v, i, n = log->maxlen, t;
+
+	v = log->sorted = malloc(n * sizeof(*v));
+	if (!v)
 		return -ENOMEM;
-	memcpy(log->sorted, log->map, log->maxlen * sizeof(*log->sorted));
-	qsort(log->sorted, log->maxlen, sizeof(*log->sorted), cmp_u32);
+	memcpy(v, log->map, n * sizeof(*v));
+	for (i = n / 2; i-- > 0;)
+		sift_down(v, i, n);
+	for (i = n; i-- > 1;) {
+		t = v[0];
+		v[0] = v[i];
+		v[i] = t;
+		sift_down(v, 0, i);
+	}
 	return 0;
 }
 
