@@ -1,6 +1,6 @@
 /*
  * jmap.c - find the journal of an ext3 filesystem: the superblock, the
- * journal inode (s_journal_inum, 8 on mke2fs images) through group 0's
+ * journal inode (s_journal_inum, 8 on mke2fs images) through its group's
  * descriptor, the inode's block map walked once into a table of every
  * journal block's home, and the journal superblock, checked.  The journal
  * is an ordinary indirect-mapped file: its blocks are usually contiguous,
@@ -238,6 +238,7 @@ int jd_log_open(const jd_dev *dev, jd_log *log, char *why, size_t whylen)
 	cm_ext3_geom g;
 	uint64_t size;
 	uint32_t nblocks, ino;
+	char names[200];
 	int r;
 
 	memset(log, 0, sizeof(*log));
@@ -248,6 +249,11 @@ int jd_log_open(const jd_dev *dev, jd_log *log, char *why, size_t whylen)
 	r = cm_ext3_super_check(&sb, dev->size, why, whylen);
 	if (r < 0)
 		return r;
+	/* Extents, 64-bit descriptors and the like change how the journal
+	 * inode is found and mapped: such a filesystem is not ext3. */
+	if (cm_ext3_features_unsupported(&sb, false, names, sizeof(names)) > 0)
+		return jd_fail(-EUCLEAN, why, whylen,
+			       "unsupported features:%s", names);
 	cm_ext3_geom_from_super(&sb, &g);
 	log->bs = g.block_size;
 	log->fs_blocks = g.blocks_count;

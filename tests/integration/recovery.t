@@ -262,4 +262,11 @@ t_ok "$([ $? -ne 0 ]; echo $?)" "an instance on that image does not start"
 grep -q "journald-svc.*journal recovery failed: journal has features ext3d cannot replay: journal_async_commit" \
 	"$T_TMP/t-rec-feat.log"
 t_ok $? "journald-svc says why, naming the feature"
+
+# Not ext3: extents and 64-bit descriptors change how the journal is found.
+mke2fs -q -F -t ext4 "$T_TMP/ext4.img" 64M >/dev/null 2>&1
+"$REC" "$T_TMP/ext4.img" >"$T_TMP/ext4.out" 2>&1
+t_is "$?" 1 "ext3d-recover refuses an ext4 image"
+grep -q "unsupported features: extent" "$T_TMP/ext4.out"
+t_ok $? "the refusal names the features ($(head -1 "$T_TMP/ext4.out"))"
 t_done
