@@ -96,6 +96,7 @@ int cm_seg_create(cm_seg **ret)
 		.magic = CM_SEG_MAGIC, .version = CM_SEG_VERSION, .lanes = CM_SEG_LANES,
 		.depth = CM_SEG_DEPTH, .rec_size = CM_FS_REC_SIZE, .data_size = CM_SEG_DATA,
 	};
+	r = 0;
 	for (unsigned i = 0; i < CM_SEG_LANES && r == 0; i++) {
 		r = cm_ring_init(cm_seg_req(s, i), CM_FS_VERSION, CM_FS_REC_SIZE, CM_SEG_DEPTH,
 				 false, NULL);
@@ -154,14 +155,17 @@ int cm_seg_map(int fd, cm_seg **ret, const char **why)
 		return *why = "segment is not sealed against shrinking and growing", -EPROTO;
 	if ((size_t)st.st_size != cm_seg_size())
 		return *why = "segment is not of this version's size", -EPROTO;
-	r = cm_seg_mmap(fd, &s);
-	if (r == 0 && (r = cm_seg_check(s, why)) < 0) {
+	s = cm_seg_mmap(fd, &r);
+	if (!s)
+		return r;
+	r = cm_seg_check(s, why);
+	if (r < 0) {
 		s->fd = -1; /* the caller still owns fd */
 		cm_seg_free(s);
+		return r;
 	}
-	if (r == 0)
-		*ret = s;
-	return r;
+	*ret = s;
+	return 0;
 }
 
 cm_seg *cm_seg_free(cm_seg *s)
