@@ -77,7 +77,8 @@ static int count_tags(struct jd_rec *rc, uint32_t lblk, uint32_t *ret)
 	return 0;
 }
 
-static int revoke_bytes(struct jd_rec *rc, uint32_t lblk, uint32_t *ret)
+/* The revoke block's byte count (at most a block), or -EUCLEAN. */
+static int revoke_bytes(struct jd_rec *rc, uint32_t lblk)
 {
 	const jbd2_journal_revoke_header_t *h = (const void *)rc->hdr;
 	uint32_t count = cm_be32(h->r_count);
@@ -88,16 +89,16 @@ static int revoke_bytes(struct jd_rec *rc, uint32_t lblk, uint32_t *ret)
 			       sizeof(rc->info->end_reason),
 			       "revoke block at log block %u has a bad count %u",
 			       lblk, count);
-	*ret = count;
-	return 0;
+	return (int)count;
 }
 
 static int scan_revoke_block(struct jd_rec *rc, uint32_t lblk, uint32_t tid)
 {
-	uint32_t count, off;
-	int r = revoke_bytes(rc, lblk, &count);
+	int count = revoke_bytes(rc, lblk), r = 0;
 
-	for (off = sizeof(jbd2_journal_revoke_header_t); r == 0 && off < count;
+	if (count < 0)
+		return count;
+	for (uint32_t off = sizeof(jbd2_journal_revoke_header_t); r == 0 && off < (uint32_t)count;
 	     off += 4) {
 		r = jd_rtable_set(&rc->revokes,
 				  cm_be32(*(const cm_be32_t *)(rc->hdr + off)),
@@ -156,7 +157,7 @@ static int one_block(struct jd_rec *rc, enum jd_pass pass, uint32_t lblk,
 		     uint32_t *tid, uint32_t *used)
 {
 	const journal_header_t *h = (const void *)rc->hdr;
-	uint32_t n = 0, bytes, type = cm_be32(h->h_blocktype);
+	uint32_t n = 0, type = cm_be32(h->h_blocktype);
 	int r;
 
 	*used = 1;
@@ -173,8 +174,8 @@ static int one_block(struct jd_rec *rc, enum jd_pass pass, uint32_t lblk,
 	case JBD2_REVOKE_BLOCK:
 		if (pass == JD_PASS_REVOKE)
 			r = scan_revoke_block(rc, lblk, *tid);
-		else
-			r = revoke_bytes(rc, lblk, &bytes);
+		else if ((r = revoke_bytes(rc, lblk)) > 0)
+			r = 0;
 		break;
 	default:
 		r = stop(rc, pass, lblk, "unexpected block type", type);
