@@ -139,9 +139,10 @@ int cm_ext3_super_check(const struct ext3_super_block *sb,
 	cm_ext3_geom_from_super(sb, &g);
 	need = (uint64_t)g.blocks_count * g.block_size;
 	if (device_bytes && need > device_bytes)
-		return bad(why, whylen, "%u blocks of %u bytes exceed the device (%llu bytes)",
-			   g.blocks_count, g.block_size,
-			   (unsigned long long)device_bytes);
+		return bad(why, whylen,
+			   "image too small: %llu bytes, the superblock says %llu (%u blocks of %u)",
+			   (unsigned long long)device_bytes, (unsigned long long)need,
+			   g.blocks_count, g.block_size);
 	need = (uint64_t)g.group_count * g.inodes_per_group;
 	if (g.inodes_count != need)
 		return bad(why, whylen, "inode count %u, want %llu (%u groups)",

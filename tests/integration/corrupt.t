@@ -137,13 +137,21 @@ check() {
 	state=hang
 	for _ in $(seq 200); do
 		if ! kill -0 $pid 2>/dev/null; then state=refused; break; fi
-		if t_status $n 2>/dev/null | grep -q '"supervisor":{[^}]*"state":"ready"'; then state=served; break; fi
+		st=$(t_status $n 2>/dev/null)
+		if echo "$st" | grep -q '"supervisor":{[^}]*"state":"ready"'; then state=served; break; fi
+		# A service that refuses the image exits by itself at every start:
+		# the supervisor marks the instance failed and stays up to say why.
+		if echo "$st" | grep -q '"supervisor":{[^}]*"state":"failed"'; then
+			state=refused
+			"$T_EXT3D" --instance $n shutdown >/dev/null 2>&1
+			break
+		fi
 		sleep 0.05
 	done
 	case $state in
 	refused)
 		wait $pid
-		grep -Eq '(blockdev|inode)-svc\[[0-9]+\] error: (refusing the device|cannot serve this image|no ext3 superblock)' "$T_TMP/$n.log" ||
+		grep -Eq '(blockdev|inode)-svc\[[0-9]+\] error: (refusing the device|cannot serve this image|no ext3 superblock)|journald-svc\[[0-9]+\] error: journal recovery failed: ' "$T_TMP/$n.log" ||
 			why="refused without a message: $(tail -3 "$T_TMP/$n.log")"
 		;;
 	served)
@@ -160,6 +168,7 @@ check() {
 	esac
 	why=${why#; }
 	[ -z "$why" ] || sed 's/^/#   /' "$T_TMP/$n.log" | tail -8
+	[ "$state" != refused ] || grep -m1 ' error: ' "$T_TMP/$n.log" | sed 's/^/# refused: /'
 	rm -f "$T_TMP/$n.log"
 }
 
