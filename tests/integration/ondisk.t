@@ -145,7 +145,7 @@ poke "$T_TMP/bs.img" $((1024 + 0x18)) '\007'
 expect_refused "block size 128K" "$T_TMP/bs.img" "block size"
 
 dd if="$T_TMP/k1.img" of="$T_TMP/short.img" bs=1M count=32 2>/dev/null
-expect_refused "truncated image" "$T_TMP/short.img" device
+expect_refused "truncated image" "$T_TMP/short.img" "image too small"
 
 mke2fs -q -F -t ext4 "$T_TMP/ext4.img" 64M >/dev/null 2>&1
 expect_refused "ext4 image" "$T_TMP/ext4.img" "unsupported features: extent"
