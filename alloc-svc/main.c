@@ -5,5 +5,5 @@
 
 int main(int argc, char **argv)
 {
-	return cm_service_main_idle(argc, argv, "alloc-svc");
+	return cm_service_main_idle(argc, argv, "alloc-svc", NULL);
 }

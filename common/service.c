@@ -152,7 +152,8 @@ static const struct option cm_idle_options[] = {
 	{0},
 };
 
-int cm_service_main_idle(int argc, char **argv, const char *name)
+int cm_service_main_idle(int argc, char **argv, const char *name,
+			 int (*before_ready)(cm_service *svc))
 {
 	cm_sandbox_policy policy = {0};
 	cm_chan_server srv;
@@ -169,6 +170,8 @@ int cm_service_main_idle(int argc, char **argv, const char *name)
 	r = cm_sandbox_enter(&policy);
 	if (r < 0)
 		return cm_log_errno(r, "sandbox: %m"), EXIT_FAILURE;
+	if (before_ready && before_ready(&svc) < 0)
+		return EXIT_FAILURE;
 	cm_service_ready(&svc);
 	cm_chan_server_init(&srv, svc.arena, (uint32_t)svc.slot);
 	while (!cm_service_stopping())

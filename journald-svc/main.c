@@ -9,10 +9,8 @@
 #include <string.h>
 
 #include "bdclient.h"
-#include "chan.h"
 #include "log.h"
 #include "recovery.h"
-#include "sandbox.h"
 #include "service.h"
 
 #define JDS_BUF_BYTES 65536 /* the largest jd_dev transfer */
@@ -91,34 +89,7 @@ static int jds_recover(cm_service *svc)
 	return 0;
 }
 
-static const struct option jds_options[] = {
-	CM_SERVICE_OPTIONS,
-	{0},
-};
-
 int main(int argc, char **argv)
 {
-	cm_sandbox_policy policy = {0};
-	cm_chan_server srv;
-	cm_service svc;
-	int opt, r;
-
-	cm_service_init(&svc, "journald-svc");
-	while ((opt = getopt_long(argc, argv, "", jds_options, NULL)) != -1)
-		if (cm_service_option(&svc, opt, optarg) <= 0)
-			return cm_log_errno(-EINVAL, "usage: journald-svc --arena-fd=N --slot=K"),
-			       EXIT_FAILURE;
-	if (cm_service_attach(&svc) < 0)
-		return EXIT_FAILURE;
-	r = cm_sandbox_enter(&policy);
-	if (r < 0)
-		return cm_log_errno(r, "sandbox: %m"), EXIT_FAILURE;
-	if (jds_recover(&svc) < 0)
-		return EXIT_FAILURE;
-	cm_service_ready(&svc);
-	cm_chan_server_init(&srv, svc.arena, (uint32_t)svc.slot);
-	while (!cm_service_stopping())
-		cm_chan_server_wait(&srv, cm_chan_server_arm(&srv), 200);
-	cm_service_fini(&svc);
-	return EXIT_SUCCESS;
+	return cm_service_main_idle(argc, argv, "journald-svc", jds_recover);
 }
