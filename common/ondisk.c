@@ -50,8 +50,7 @@ static const char *const jbd2_feat_names[3][32] = {
 	},
 };
 
-__attribute__((format(printf, 3, 4)))
-static int bad(char *why, size_t whylen, const char *fmt, ...)
+int cm_fail_why(int r, char *why, size_t whylen, const char *fmt, ...)
 {
 	va_list ap;
 
@@ -60,7 +59,7 @@ static int bad(char *why, size_t whylen, const char *fmt, ...)
 		vsnprintf(why, whylen, fmt, ap);
 		va_end(ap);
 	}
-	return -EUCLEAN;
+	return r;
 }
 
 static uint32_t sb_inode_size(const struct ext3_super_block *sb)
@@ -77,29 +76,29 @@ static int super_check_fields(const struct ext3_super_block *sb, char *why,
 	uint32_t log = cm_le32(sb->s_log_block_size), bs, isz, n;
 
 	if (cm_le16(sb->s_magic) != EXT3_SUPER_MAGIC)
-		return bad(why, whylen, "bad superblock magic 0x%04x (want 0x%04x)",
+		return cm_fail_why(-EUCLEAN, why, whylen, "bad superblock magic 0x%04x (want 0x%04x)",
 			   cm_le16(sb->s_magic), EXT3_SUPER_MAGIC);
 	if (log > EXT3_MAX_BLOCK_LOG_SIZE - EXT3_MIN_BLOCK_LOG_SIZE)
-		return bad(why, whylen, "bad block size: log %u", log);
+		return cm_fail_why(-EUCLEAN, why, whylen, "bad block size: log %u", log);
 	bs = EXT3_MIN_BLOCK_SIZE << log;
 	n = cm_le32(sb->s_blocks_per_group);
 	if (n == 0 || n > 8 * bs)
-		return bad(why, whylen, "bad blocks per group %u", n);
+		return cm_fail_why(-EUCLEAN, why, whylen, "bad blocks per group %u", n);
 	n = cm_le32(sb->s_inodes_per_group);
 	if (n == 0 || n > 8 * bs)
-		return bad(why, whylen, "bad inodes per group %u", n);
+		return cm_fail_why(-EUCLEAN, why, whylen, "bad inodes per group %u", n);
 	n = cm_le32(sb->s_first_data_block);
 	if (n != (bs == EXT3_MIN_BLOCK_SIZE ? 1u : 0u))
-		return bad(why, whylen, "first data block %u with block size %u",
+		return cm_fail_why(-EUCLEAN, why, whylen, "first data block %u with block size %u",
 			   n, bs);
 	isz = sb_inode_size(sb);
 	if (isz < EXT3_GOOD_OLD_INODE_SIZE || isz > bs || (isz & (isz - 1)))
-		return bad(why, whylen, "bad inode size %u", isz);
+		return cm_fail_why(-EUCLEAN, why, whylen, "bad inode size %u", isz);
 	n = cm_le16(sb->s_reserved_gdt_blocks);
 	if (n > bs / 4)
-		return bad(why, whylen, "bad reserved GDT blocks %u", n);
+		return cm_fail_why(-EUCLEAN, why, whylen, "bad reserved GDT blocks %u", n);
 	if (cm_le32(sb->s_blocks_count) <= cm_le32(sb->s_first_data_block))
-		return bad(why, whylen, "bad block count %u",
+		return cm_fail_why(-EUCLEAN, why, whylen, "bad block count %u",
 			   cm_le32(sb->s_blocks_count));
 	return 0;
 }
@@ -139,13 +138,13 @@ int cm_ext3_super_check(const struct ext3_super_block *sb,
 	cm_ext3_geom_from_super(sb, &g);
 	need = (uint64_t)g.blocks_count * g.block_size;
 	if (device_bytes && need > device_bytes)
-		return bad(why, whylen,
+		return cm_fail_why(-EUCLEAN, why, whylen,
 			   "image too small: %llu bytes, the superblock says %llu (%u blocks of %u)",
 			   (unsigned long long)device_bytes, (unsigned long long)need,
 			   g.blocks_count, g.block_size);
 	need = (uint64_t)g.group_count * g.inodes_per_group;
 	if (g.inodes_count != need)
-		return bad(why, whylen, "inode count %u, want %llu (%u groups)",
+		return cm_fail_why(-EUCLEAN, why, whylen, "inode count %u, want %llu (%u groups)",
 			   g.inodes_count, (unsigned long long)need,
 			   g.group_count);
 	group0 = g.blocks_count - g.first_data_block;
@@ -157,7 +156,7 @@ int cm_ext3_super_check(const struct ext3_super_block *sb,
 	if (!(cm_le32(sb->s_feature_incompat) & EXT3_FEATURE_INCOMPAT_META_BG))
 		need += g.gdt_blocks;
 	if (need > group0)
-		return bad(why, whylen, "group 0 (%llu blocks) cannot hold its metadata (%llu)",
+		return cm_fail_why(-EUCLEAN, why, whylen, "group 0 (%llu blocks) cannot hold its metadata (%llu)",
 			   (unsigned long long)group0, (unsigned long long)need);
 	return 0;
 }
@@ -178,18 +177,18 @@ int cm_ext3_group_desc_check(const cm_ext3_geom *g, uint32_t group,
 		end = g->blocks_count;
 	it = cm_le32(gd->bg_inode_table);
 	if (bb < first || bb >= end)
-		return bad(why, whylen, "group %u: block bitmap %u outside the group",
+		return cm_fail_why(-EUCLEAN, why, whylen, "group %u: block bitmap %u outside the group",
 			   group, bb);
 	if (ib < first || ib >= end)
-		return bad(why, whylen, "group %u: inode bitmap %u outside the group",
+		return cm_fail_why(-EUCLEAN, why, whylen, "group %u: inode bitmap %u outside the group",
 			   group, ib);
 	if (it < first || it + g->itable_blocks > end)
-		return bad(why, whylen, "group %u: inode table %llu outside the group",
+		return cm_fail_why(-EUCLEAN, why, whylen, "group %u: inode table %llu outside the group",
 			   group, (unsigned long long)it);
 	if (cm_le16(gd->bg_free_blocks_count) > end - first ||
 	    cm_le16(gd->bg_free_inodes_count) > g->inodes_per_group ||
 	    cm_le16(gd->bg_used_dirs_count) > g->inodes_per_group)
-		return bad(why, whylen, "group %u: free/used counts too large",
+		return cm_fail_why(-EUCLEAN, why, whylen, "group %u: free/used counts too large",
 			   group);
 	return 0;
 }
@@ -214,22 +213,22 @@ int cm_ext3_journal_super_check(const journal_superblock_t *jsb,
 	uint32_t start = cm_be32(jsb->s_start);
 
 	if (cm_be32(jsb->s_header.h_magic) != JBD2_MAGIC_NUMBER)
-		return bad(why, whylen, "bad journal magic 0x%08x (want 0x%08x)",
+		return cm_fail_why(-EUCLEAN, why, whylen, "bad journal magic 0x%08x (want 0x%08x)",
 			   cm_be32(jsb->s_header.h_magic), JBD2_MAGIC_NUMBER);
 	if (type != JBD2_SUPERBLOCK_V1 && type != JBD2_SUPERBLOCK_V2)
-		return bad(why, whylen, "journal superblock has block type %u",
+		return cm_fail_why(-EUCLEAN, why, whylen, "journal superblock has block type %u",
 			   type);
 	if (cm_be32(jsb->s_blocksize) != fs_block_size)
-		return bad(why, whylen, "journal block size %u, fs block size %u",
+		return cm_fail_why(-EUCLEAN, why, whylen, "journal block size %u, fs block size %u",
 			   cm_be32(jsb->s_blocksize), fs_block_size);
 	if (first < 1 || maxlen <= first)
-		return bad(why, whylen, "bad journal bounds: first %u, maxlen %u",
+		return cm_fail_why(-EUCLEAN, why, whylen, "bad journal bounds: first %u, maxlen %u",
 			   first, maxlen);
 	if (start != 0 && (start < first || start >= maxlen))
-		return bad(why, whylen, "journal start %u outside [%u, %u)",
+		return cm_fail_why(-EUCLEAN, why, whylen, "journal start %u outside [%u, %u)",
 			   start, first, maxlen);
 	if (type == JBD2_SUPERBLOCK_V2 && cm_be32(jsb->s_nr_users) > 1)
-		return bad(why, whylen, "journal has %u users (want <= 1)",
+		return cm_fail_why(-EUCLEAN, why, whylen, "journal has %u users (want <= 1)",
 			   cm_be32(jsb->s_nr_users));
 	return 0;
 }

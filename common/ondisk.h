@@ -45,6 +45,12 @@ enum cm_feat_word {
 	CM_FEAT_RO_COMPAT,
 };
 
+/* Formats a reason into why (if not NULL) and returns r: the one way
+ * the on-disk checks, the filesystem core and journal recovery say what is
+ * wrong. */
+__attribute__((format(printf, 4, 5)))
+int cm_fail_why(int r, char *why, size_t whylen, const char *fmt, ...);
+
 /*
  * Checks magic, block size, group sizes, first data block, inode size and
  * counts; device_bytes (0 = unknown) must hold blocks_count blocks.

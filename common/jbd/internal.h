@@ -5,7 +5,6 @@
 #ifndef JD_INTERNAL_H
 #define JD_INTERNAL_H
 
-#include <stdarg.h>
 #include <stdbool.h>
 #include <stdint.h>
 
@@ -26,10 +25,6 @@ typedef struct jd_log {
 	bool recover_flag;		/* needs_recovery set in the fs */
 	bool has_journal;		/* false: nothing below is set */
 } jd_log;
-
-/* Fills why with the formatted reason and returns r. */
-int jd_fail(int r, char *why, size_t whylen, const char *fmt, ...)
-	__attribute__((format(printf, 4, 5)));
 
 /*
  * Reads and checks the ext3 superblock, finds the journal inode, maps its

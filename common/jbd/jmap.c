@@ -17,18 +17,6 @@
 /* Journals longer than this are refused (mke2fs makes at most 2^18). */
 #define JD_MAX_JOURNAL_BLOCKS	(1U << 24)
 
-int jd_fail(int r, char *why, size_t whylen, const char *fmt, ...)
-{
-	va_list ap;
-
-	if (why && whylen > 0) {
-		va_start(ap, fmt);
-		vsnprintf(why, whylen, fmt, ap);
-		va_end(ap);
-	}
-	return r;
-}
-
 int jd_super_read(const jd_dev *dev, struct ext3_super_block *sb)
 {
 	return dev->read(dev->ctx, EXT3_SUPERBLOCK_OFFSET, sb, sizeof(*sb));
@@ -76,10 +64,10 @@ static int walk(struct walk *w, uint32_t blk, int level)
 	int r;
 
 	if (blk == 0)
-		return jd_fail(-EUCLEAN, w->why, w->whylen,
+		return cm_fail_why(-EUCLEAN, w->why, w->whylen,
 			       "journal inode has a hole at block %u", w->have);
 	if (blk < w->first_data_block || blk >= w->log->fs_blocks)
-		return jd_fail(-EUCLEAN, w->why, w->whylen,
+		return cm_fail_why(-EUCLEAN, w->why, w->whylen,
 			       "journal inode maps block %u to %u, outside the filesystem",
 			       w->have, blk);
 	if (level == 0) {
@@ -88,7 +76,7 @@ static int walk(struct walk *w, uint32_t blk, int level)
 	}
 	r = read_fs_block(w->log, blk, w->bufs[level - 1]);
 	if (r < 0)
-		return jd_fail(r, w->why, w->whylen,
+		return cm_fail_why(r, w->why, w->whylen,
 			       "reading journal indirect block %u", blk);
 	ptrs = (const cm_le32_t *)w->bufs[level - 1];
 	for (i = 0; i < per && w->have < w->want; i++) {
@@ -121,7 +109,7 @@ static int map_inode(jd_log *log, const struct ext3_inode *in,
 			 i < EXT3_NDIR_BLOCKS ? 0 : i - EXT3_NDIR_BLOCKS + 1);
 	free(bufs);
 	if (r == 0 && w.have < want)
-		r = jd_fail(-EUCLEAN, why, whylen,
+		r = cm_fail_why(-EUCLEAN, why, whylen,
 			    "journal inode maps only %u of %u blocks", w.have, want);
 	return r;
 }
@@ -137,7 +125,7 @@ static int read_inode(jd_log *log, const cm_ext3_geom *g, uint32_t ino,
 	int r;
 
 	if (cm_ext3_inode_locate(g, ino, &group, &index) < 0)
-		return jd_fail(-EUCLEAN, why, whylen,
+		return cm_fail_why(-EUCLEAN, why, whylen,
 			       "journal inode %u out of range", ino);
 	buf = malloc(log->bs);
 	if (!buf)
@@ -145,7 +133,7 @@ static int read_inode(jd_log *log, const cm_ext3_geom *g, uint32_t ino,
 	dblk = g->gdt_block + group / g->desc_per_block;
 	r = read_fs_block(log, dblk, buf);
 	if (r < 0) {
-		jd_fail(r, why, whylen, "reading group descriptor block %u", dblk);
+		cm_fail_why(r, why, whylen, "reading group descriptor block %u", dblk);
 		goto out;
 	}
 	memcpy(&gd, buf + (group % g->desc_per_block) * EXT3_DESC_SIZE,
@@ -157,7 +145,7 @@ static int read_inode(jd_log *log, const cm_ext3_geom *g, uint32_t ino,
 	iblk = cm_le32(gd.bg_inode_table) + (uint32_t)(byte / log->bs);
 	r = read_fs_block(log, iblk, buf);
 	if (r < 0) {
-		jd_fail(r, why, whylen, "reading inode table block %u", iblk);
+		cm_fail_why(r, why, whylen, "reading inode table block %u", iblk);
 		goto out;
 	}
 	memcpy(in, buf + byte % log->bs, sizeof(*in));
@@ -176,7 +164,7 @@ static int check_jsb(jd_log *log, const journal_superblock_t *jsb,
 	if (r < 0)
 		return r;
 	if (cm_jbd2_features_unsupported(jsb, names, sizeof(names)) > 0)
-		return jd_fail(-EUCLEAN, why, whylen,
+		return cm_fail_why(-EUCLEAN, why, whylen,
 			       "journal has features ext3d cannot replay:%s",
 			       names);
 	log->first = cm_be32(jsb->s_first);
@@ -184,7 +172,7 @@ static int check_jsb(jd_log *log, const journal_superblock_t *jsb,
 	log->start = cm_be32(jsb->s_start);
 	log->sequence = cm_be32(jsb->s_sequence);
 	if (log->maxlen > inode_blocks)
-		return jd_fail(-EUCLEAN, why, whylen,
+		return cm_fail_why(-EUCLEAN, why, whylen,
 			       "journal length %u blocks exceeds its inode (%u blocks)",
 			       log->maxlen, inode_blocks);
 	return 0;
@@ -245,14 +233,14 @@ int jd_log_open(const jd_dev *dev, jd_log *log, char *why, size_t whylen)
 	log->dev = dev;
 	r = jd_super_read(dev, &sb);
 	if (r < 0)
-		return jd_fail(r, why, whylen, "reading the superblock");
+		return cm_fail_why(r, why, whylen, "reading the superblock");
 	r = cm_ext3_super_check(&sb, dev->size, why, whylen);
 	if (r < 0)
 		return r;
 	/* Extents, 64-bit descriptors and the like change how the journal
 	 * inode is found and mapped: such a filesystem is not ext3. */
 	if (cm_ext3_features_unsupported(&sb, false, names, sizeof(names)) > 0)
-		return jd_fail(-EUCLEAN, why, whylen,
+		return cm_fail_why(-EUCLEAN, why, whylen,
 			       "unsupported features:%s", names);
 	cm_ext3_geom_from_super(&sb, &g);
 	log->bs = g.block_size;
@@ -263,7 +251,7 @@ int jd_log_open(const jd_dev *dev, jd_log *log, char *why, size_t whylen)
 		return 0;
 	if (cm_le32(sb.s_feature_incompat) & EXT3_FEATURE_INCOMPAT_JOURNAL_DEV ||
 	    cm_le32(sb.s_journal_dev) != 0)
-		return jd_fail(-EUCLEAN, why, whylen,
+		return cm_fail_why(-EUCLEAN, why, whylen,
 			       "the journal is on another device: not supported");
 	ino = cm_le32(sb.s_journal_inum);
 	r = read_inode(log, &g, ino, &in, why, whylen);
@@ -271,11 +259,11 @@ int jd_log_open(const jd_dev *dev, jd_log *log, char *why, size_t whylen)
 		return r;
 	size = cm_le32(in.i_size) | (uint64_t)cm_le32(in.i_size_high) << 32;
 	if ((cm_le16(in.i_mode) & EXT3_S_IFMT) != EXT3_S_IFREG)
-		return jd_fail(-EUCLEAN, why, whylen,
+		return cm_fail_why(-EUCLEAN, why, whylen,
 			       "journal inode %u is not a regular file", ino);
 	if (size / log->bs < JBD2_MIN_JOURNAL_BLOCKS / 8 ||
 	    size / log->bs > JD_MAX_JOURNAL_BLOCKS)
-		return jd_fail(-EUCLEAN, why, whylen,
+		return cm_fail_why(-EUCLEAN, why, whylen,
 			       "journal inode %u has a bad size (%llu bytes)",
 			       ino, (unsigned long long)size);
 	nblocks = (uint32_t)(size / log->bs);
@@ -287,7 +275,7 @@ int jd_log_open(const jd_dev *dev, jd_log *log, char *why, size_t whylen)
 	if (r == 0) {
 		r = jd_log_read(log, 0, jsb);
 		if (r < 0)
-			jd_fail(r, why, whylen, "reading the journal superblock");
+			cm_fail_why(r, why, whylen, "reading the journal superblock");
 	}
 	if (r == 0)
 		r = check_jsb(log, jsb, nblocks, why, whylen);

@@ -62,12 +62,12 @@ static int count_tags(struct jd_rec *rc, uint32_t lblk, uint32_t *ret)
 
 	while (next_tag(rc->log, rc->hdr, &pos, &blocknr, &flags)) {
 		if (blocknr >= rc->log->fs_blocks)
-			return jd_fail(-EUCLEAN, rc->info->end_reason,
+			return cm_fail_why(-EUCLEAN, rc->info->end_reason,
 				       sizeof(rc->info->end_reason),
 				       "descriptor at log block %u: tag %u names block %u, outside the filesystem",
 				       lblk, n, blocknr);
 		if (jd_log_contains(rc->log, blocknr))
-			return jd_fail(-EUCLEAN, rc->info->end_reason,
+			return cm_fail_why(-EUCLEAN, rc->info->end_reason,
 				       sizeof(rc->info->end_reason),
 				       "descriptor at log block %u: tag %u names block %u, inside the journal",
 				       lblk, n, blocknr);
@@ -85,7 +85,7 @@ static int revoke_bytes(struct jd_rec *rc, uint32_t lblk)
 
 	if (count < sizeof(*h) || count > rc->log->bs ||
 	    (count - sizeof(*h)) % 4 != 0)
-		return jd_fail(-EUCLEAN, rc->info->end_reason,
+		return cm_fail_why(-EUCLEAN, rc->info->end_reason,
 			       sizeof(rc->info->end_reason),
 			       "revoke block at log block %u has a bad count %u",
 			       lblk, count);
@@ -143,10 +143,10 @@ static int stop(struct jd_rec *rc, enum jd_pass pass, uint32_t lblk,
 		const char *what, uint32_t value)
 {
 	if (pass != JD_PASS_SCAN)
-		return jd_fail(-EIO, rc->info->end_reason,
+		return cm_fail_why(-EIO, rc->info->end_reason,
 			       sizeof(rc->info->end_reason),
 			       "log block %u changed between passes", lblk);
-	return jd_fail(0, rc->info->end_reason, sizeof(rc->info->end_reason),
+	return cm_fail_why(0, rc->info->end_reason, sizeof(rc->info->end_reason),
 		       "log block %u: %s %u", lblk, what, value);
 }
 
@@ -258,7 +258,7 @@ static int recount(const jd_log *log, struct ext3_super_block *sb,
 					   (uint64_t)(g.gdt_block + group / g.desc_per_block) * g.block_size,
 					   buf, g.block_size);
 			if (r < 0)
-				return jd_fail(r, why, whylen, "reading the group descriptors");
+				return cm_fail_why(r, why, whylen, "reading the group descriptors");
 		}
 		free_blocks += cm_le16(gd[i].bg_free_blocks_count);
 		free_inodes += cm_le16(gd[i].bg_free_inodes_count);
@@ -281,21 +281,21 @@ static int finish(struct jd_rec *rc, char *why, size_t whylen)
 
 	r = log->dev->flush(log->dev->ctx);
 	if (r < 0)
-		return jd_fail(r, why, whylen, "flushing the replayed blocks");
+		return cm_fail_why(r, why, whylen, "flushing the replayed blocks");
 	r = jd_log_read(log, 0, rc->hdr);
 	if (r < 0)
-		return jd_fail(r, why, whylen, "reading the journal superblock");
+		return cm_fail_why(r, why, whylen, "reading the journal superblock");
 	cm_set_be32(&jsb->s_sequence, rc->info->new_sequence);
 	cm_set_be32(&jsb->s_start, 0);
 	r = jd_log_write(log, 0, rc->hdr);
 	if (r == 0)
 		r = log->dev->flush(log->dev->ctx);
 	if (r < 0)
-		return jd_fail(r, why, whylen, "writing the journal superblock");
+		return cm_fail_why(r, why, whylen, "writing the journal superblock");
 	/* Read again: replay may have written the superblock's block. */
 	r = jd_super_read(log->dev, &sb);
 	if (r < 0)
-		return jd_fail(r, why, whylen, "reading the superblock");
+		return cm_fail_why(r, why, whylen, "reading the superblock");
 	r = recount(log, &sb, rc->data, why, whylen);
 	if (r < 0)
 		return r;
@@ -305,7 +305,7 @@ static int finish(struct jd_rec *rc, char *why, size_t whylen)
 	if (r == 0)
 		r = log->dev->flush(log->dev->ctx);
 	if (r < 0)
-		return jd_fail(r, why, whylen, "clearing needs_recovery");
+		return cm_fail_why(r, why, whylen, "clearing needs_recovery");
 	return 0;
 }
 
@@ -322,12 +322,12 @@ static int run_passes(struct jd_rec *rc, unsigned flags, char *why,
 		if (r == 0 && !(flags & JD_RECOVER_DRY_RUN))
 			r = do_pass(rc, JD_PASS_REPLAY);
 		if (r < 0)
-			return jd_fail(r, why, whylen, "journal replay: %s",
+			return cm_fail_why(r, why, whylen, "journal replay: %s",
 				       info->end_reason[0] ? info->end_reason :
 				       "I/O error");
 	} else {
 		rc->end_tid = rc->log->sequence;
-		jd_fail(0, info->end_reason, sizeof(info->end_reason),
+		cm_fail_why(0, info->end_reason, sizeof(info->end_reason),
 			"the log is empty (s_start 0)");
 	}
 	info->end_tid = rc->end_tid;

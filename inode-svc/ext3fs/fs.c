@@ -14,25 +14,11 @@
 
 #include <assert.h>
 #include <errno.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "log.h"
-
-__attribute__((format(printf, 4, 5)))
-static int fail(int r, char *why, size_t whylen, const char *fmt, ...)
-{
-	va_list ap;
-
-	if (why && whylen > 0) {
-		va_start(ap, fmt);
-		vsnprintf(why, whylen, fmt, ap);
-		va_end(ap);
-	}
-	return r;
-}
 
 /* get() through a bare source: maps a NULL without an error to -EIO. */
 static const void *src_get(const ino_blksrc *src, uint64_t blocknr,
@@ -101,12 +87,12 @@ static int read_super(ino_fs *fs, char *why, size_t whylen)
 
 	p = src_get(&fs->src, EXT3_SUPERBLOCK_OFFSET / bs, &cookie, &r);
 	if (!p)
-		return fail(r, why, whylen, "cannot read the superblock: %s",
+		return cm_fail_why(r, why, whylen, "cannot read the superblock: %s",
 			    strerror(-r));
 	memcpy(&fs->sb, p + EXT3_SUPERBLOCK_OFFSET % bs, sizeof(fs->sb));
 	fs->src.put(fs->src.ctx, cookie);
 	if (cm_le16(fs->sb.s_magic) != EXT3_SUPER_MAGIC)
-		return fail(-EUCLEAN, why, whylen,
+		return cm_fail_why(-EUCLEAN, why, whylen,
 			    "bad superblock magic 0x%04x (want 0x%04x)",
 			    cm_le16(fs->sb.s_magic), EXT3_SUPER_MAGIC);
 	return 0;
@@ -119,10 +105,10 @@ static int check_features(ino_fs *fs, char *why, size_t whylen)
 	uint32_t rev = cm_le32(fs->sb.s_rev_level);
 
 	if (rev > EXT3_DYNAMIC_REV)
-		return fail(-EOPNOTSUPP, why, whylen,
+		return cm_fail_why(-EOPNOTSUPP, why, whylen,
 			    "unsupported revision level %u", rev);
 	if (cm_ext3_features_unsupported(&fs->sb, false, names, sizeof(names)))
-		return fail(-EOPNOTSUPP, why, whylen,
+		return cm_fail_why(-EOPNOTSUPP, why, whylen,
 			    "unsupported features:%s", names);
 	return 0;
 }
@@ -164,20 +150,20 @@ static int check_super(ino_fs *fs, uint64_t device_bytes, char *why,
 	cm_ext3_geom_from_super(&fs->sb, &fs->geom);
 	need = (uint64_t)fs->geom.blocks_count * fs->geom.block_size;
 	if (device_bytes && need > device_bytes)
-		return fail(-EUCLEAN, why, whylen,
+		return cm_fail_why(-EUCLEAN, why, whylen,
 			    "image too small: %llu bytes, the superblock says %llu (%u blocks of %u)",
 			    (unsigned long long)device_bytes,
 			    (unsigned long long)need, fs->geom.blocks_count,
 			    fs->geom.block_size);
 	if (fs->geom.block_size != fs->src.block_size)
-		return fail(-EUCLEAN, why, whylen,
+		return cm_fail_why(-EUCLEAN, why, whylen,
 			    "superblock block size %u, block source serves %u",
 			    fs->geom.block_size, fs->src.block_size);
 	fs->first_ino = cm_le32(fs->sb.s_rev_level) == EXT3_GOOD_OLD_REV ?
 			EXT3_GOOD_OLD_FIRST_INO : cm_le32(fs->sb.s_first_ino);
 	if (fs->first_ino < EXT3_GOOD_OLD_FIRST_INO ||
 	    fs->first_ino > fs->geom.inodes_count)
-		return fail(-EUCLEAN, why, whylen, "bad first inode %u",
+		return cm_fail_why(-EUCLEAN, why, whylen, "bad first inode %u",
 			    fs->first_ino);
 	fs->has_filetype = incompat & EXT3_FEATURE_INCOMPAT_FILETYPE;
 	fs->has_dir_index = compat & EXT3_FEATURE_COMPAT_DIR_INDEX;
@@ -206,7 +192,7 @@ static int read_gdt_block(ino_fs *fs, uint32_t i, char *why, size_t whylen)
 
 	r = ino_blk_get(fs, (uint64_t)g->gdt_block + i, &b);
 	if (r < 0)
-		return fail(r, why, whylen, "cannot read GDT block %u: %s",
+		return cm_fail_why(r, why, whylen, "cannot read GDT block %u: %s",
 			    g->gdt_block + i, strerror(-r));
 	gd = (const struct ext3_group_desc *)b.data;
 	for (n = 0; n < g->desc_per_block && group < g->group_count;
@@ -227,7 +213,7 @@ static int read_groups(ino_fs *fs, char *why, size_t whylen)
 
 	fs->itable = calloc(fs->geom.group_count, sizeof(*fs->itable));
 	if (!fs->itable)
-		return fail(-ENOMEM, why, whylen, "no memory for %u groups",
+		return cm_fail_why(-ENOMEM, why, whylen, "no memory for %u groups",
 			    fs->geom.group_count);
 	for (i = 0; i < fs->geom.gdt_blocks; i++) {
 		r = read_gdt_block(fs, i, why, whylen);
@@ -248,7 +234,7 @@ static int read_journal_super(ino_fs *fs, uint32_t inum,
 	int r;
 
 	if (inum == 0 || inum > fs->geom.inodes_count)
-		return fail(-EUCLEAN, why, whylen,
+		return cm_fail_why(-EUCLEAN, why, whylen,
 			    "journal inode %u out of range", inum);
 	r = ino_inode_read(fs, inum, &ji);
 	if (r == -ESTALE || (r == 0 && !ino_is_type(&ji, EXT3_S_IFREG)))
@@ -260,7 +246,7 @@ static int read_journal_super(ino_fs *fs, uint32_t inum,
 	if (r == 0)
 		r = ino_blk_get(fs, pblk, &b);
 	if (r < 0)
-		return fail(r, why, whylen, "journal inode %u unusable: %s",
+		return cm_fail_why(r, why, whylen, "journal inode %u unusable: %s",
 			    inum, strerror(-r));
 	memcpy(jsb, b.data, sizeof(*jsb));
 	ino_blk_put(fs, &b);
@@ -287,10 +273,10 @@ static int check_journal(ino_fs *fs, char *why, size_t whylen)
 	if (r < 0)
 		return r;
 	if (cm_jbd2_features_unsupported(&jsb, names, sizeof(names)))
-		return fail(-EOPNOTSUPP, why, whylen,
+		return cm_fail_why(-EOPNOTSUPP, why, whylen,
 			    "unsupported journal features:%s", names);
 	if ((uint64_t)cm_be32(jsb.s_maxlen) * fs->geom.block_size > size)
-		return fail(-EUCLEAN, why, whylen,
+		return cm_fail_why(-EUCLEAN, why, whylen,
 			    "journal length %u blocks exceeds inode %u (%llu bytes)",
 			    cm_be32(jsb.s_maxlen), inum,
 			    (unsigned long long)size);
@@ -308,15 +294,15 @@ int ino_fs_mount(const ino_blksrc *src, uint64_t device_bytes, ino_fs **ret,
 	if (why && whylen)
 		why[0] = '\0';
 	if (!src || !src->get || !src->put || !ret)
-		return fail(-EINVAL, why, whylen, "incomplete block source");
+		return cm_fail_why(-EINVAL, why, whylen, "incomplete block source");
 	bs = src->block_size;
 	if (bs < EXT3_MIN_BLOCK_SIZE || bs > EXT3_MAX_BLOCK_SIZE ||
 	    (bs & (bs - 1)))
-		return fail(-EINVAL, why, whylen,
+		return cm_fail_why(-EINVAL, why, whylen,
 			    "block source serves %u-byte blocks", bs);
 	fs = calloc(1, sizeof(*fs));
 	if (!fs)
-		return fail(-ENOMEM, why, whylen, "no memory");
+		return cm_fail_why(-ENOMEM, why, whylen, "no memory");
 	fs->src = *src;
 	r = read_super(fs, why, whylen);
 	if (r == 0)
