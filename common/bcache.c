@@ -191,6 +191,11 @@ cm_bcache *cm_bcache_detach(cm_bcache *c)
 	return NULL;
 }
 
+cm_bh *cm_bcache_bh(cm_bcache *c, uint32_t idx)
+{
+	return idx < c->sh->nbufs ? &c->bhs[idx] : NULL;
+}
+
 void *cm_bh_data(cm_bcache *c, cm_bh *bh)
 {
 	return c->a->base + bh->b_data;

@@ -106,6 +106,9 @@ int cm_bcache_write(cm_bcache *c, cm_bdev *bd, cm_bh *bh);
 int cm_bcache_sync(cm_bcache *c, cm_bdev *bd);
 
 void *cm_bh_data(cm_bcache *c, cm_bh *bh);
+/* The buffer head with index idx (b_index), or NULL out of range; for the
+ * journal, whose journal heads are indexed like the buffers. */
+cm_bh *cm_bcache_bh(cm_bcache *c, uint32_t idx);
 /* Another reference to a buffer the caller already holds one on. */
 void cm_bh_hold(cm_bh *bh);
 /* For a block filled in memory rather than read (a new block). */

@@ -60,6 +60,7 @@ typedef struct cm_layout {
 	uint32_t nchans;                   /* [immutable] */
 	cm_off chans;                      /* [immutable] cm_chan[nchans] */
 	_Atomic cm_off bcache;             /* [atomic] the buffer cache, 0 until made */
+	_Atomic cm_off journal;            /* [atomic] the journal (jbd/journal.h), 0 until made */
 } cm_layout;
 
 /* Supervisor: lays out a new arena. */

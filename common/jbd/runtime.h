@@ -1,0 +1,134 @@
+/*
+ * runtime.h - what the run-time journal files share (journal.c,
+ * transaction.c, revoke.c, commit.c, checkpoint.c): index <-> pointer
+ * conversions, the lock wrappers that honour --locking=big, journal heads,
+ * the buffer lists and block copies. A name starting with `__` expects its
+ * caller to hold the locks it names, as in JBD.
+ */
+#ifndef JD_RUNTIME_H
+#define JD_RUNTIME_H
+
+#include "journal.h"
+
+/* ---- indexes (index + 1, 0 = none) ---- */
+static inline jbd_transaction *jbd_t(jbd_ctx *jc, uint32_t ti)
+{
+	return ti ? cm_pool_obj(jc->a, jc->tpool, ti - 1) : NULL;
+}
+
+static inline uint32_t jbd_tidx(jbd_ctx *jc, const jbd_transaction *t)
+{
+	return t ? cm_pool_idx(jc->a, jc->tpool, t) + 1 : 0;
+}
+
+static inline jbd_jh *jbd_jh_at(jbd_ctx *jc, uint32_t ji)
+{
+	return ji && ji <= jc->j->njheads ? &jc->jheads[ji - 1] : NULL;
+}
+
+static inline uint32_t jbd_jhidx(jbd_ctx *jc, const jbd_jh *jh)
+{
+	return (uint32_t)(jh - jc->jheads) + 1;
+}
+
+/* The journal head slot of a buffer (attached or not). */
+static inline jbd_jh *jbd_jh_of(jbd_ctx *jc, const cm_bh *bh)
+{
+	return &jc->jheads[bh->b_index];
+}
+
+static inline cm_bh *jbd_bh_of(jbd_ctx *jc, const jbd_jh *jh)
+{
+	return cm_bcache_bh(jc->cache, (uint32_t)(jh - jc->jheads));
+}
+
+/* ---- locks: no-ops in --locking=big mode, where the public entry points
+ * hold the big lock instead (jbd_enter/jbd_leave) ---- */
+int jbd_lock(jbd_ctx *jc, cm_mutex *m);
+void jbd_unlock(jbd_ctx *jc, cm_mutex *m);
+/* Trylock: 0 held, -EBUSY, -EOWNERDEAD. */
+int jbd_trylock(jbd_ctx *jc, cm_mutex *m);
+/* Around every public call: takes the big lock in big mode. */
+int jbd_enter(jbd_ctx *jc);
+void jbd_leave(jbd_ctx *jc);
+/* Drops and retakes the big lock around a wait (big mode only), as the
+ * BKL was released when its holder slept. */
+void jbd_wait_begin(jbd_ctx *jc);
+int jbd_wait_end(jbd_ctx *jc);
+
+static inline cm_mutex *jbd_state_lock(jbd_ctx *jc)
+{
+	return &jc->ls->j_state_lock;
+}
+
+static inline cm_mutex *jbd_list_lock(jbd_ctx *jc)
+{
+	return &jc->ls->j_list_lock;
+}
+
+static inline cm_mutex *jbd_revoke_lock(jbd_ctx *jc)
+{
+	return &jc->ls->j_revoke_lock;
+}
+
+static inline cm_mutex *jbd_bh_state(jbd_ctx *jc, uint64_t blocknr)
+{
+	return cm_bh_state_lock(jc->ls, blocknr);
+}
+
+static inline cm_mutex *jbd_jh_lock(jbd_ctx *jc, uint64_t blocknr)
+{
+	return cm_bh_jh_lock(jc->ls, blocknr);
+}
+
+/* ---- journal heads (journal.c) ----
+ * jbd_jh_get attaches the journal head of bh if needed (taking a buffer
+ * reference that the attachment keeps) and raises b_jcount; jbd_jh_put
+ * lowers it and detaches the head when nothing uses it any more: b_jcount
+ * 0 and no b_transaction, b_next_transaction or b_cp_transaction. Both take
+ * the journal_head stripe; -EOWNERDEAD if its holder died. */
+int jbd_jh_get(jbd_ctx *jc, cm_bh *bh, jbd_jh **ret);
+void jbd_jh_put(jbd_ctx *jc, jbd_jh *jh);
+
+/* ---- buffer lists (journal.c); callers hold bh_state and j_list_lock ----
+ * __jbd_file_buffer moves jh onto list jlist of t (unfiling it from where
+ * it was); __jbd_unfile_buffer takes it off its transaction;
+ * __jbd_temp_unlink takes it off its list but leaves b_transaction set;
+ * __jbd_refile_buffer, at the end of a commit, moves a buffer that the
+ * running transaction waits for (b_next_transaction) to it, or unfiles it. */
+void __jbd_file_buffer(jbd_ctx *jc, jbd_jh *jh, jbd_transaction *t, enum jbd_jlist jlist);
+void __jbd_unfile_buffer(jbd_ctx *jc, jbd_jh *jh);
+void __jbd_temp_unlink(jbd_ctx *jc, jbd_jh *jh);
+void __jbd_refile_buffer(jbd_ctx *jc, jbd_jh *jh);
+/* The first journal head on list jlist of t, or NULL. */
+jbd_jh *__jbd_list_first(jbd_ctx *jc, jbd_transaction *t, enum jbd_jlist jlist);
+
+/* ---- checkpoint lists (journal.c); callers hold j_list_lock ---- */
+void __jbd_cp_insert(jbd_ctx *jc, jbd_jh *jh, jbd_transaction *t);
+void __jbd_cp_remove(jbd_ctx *jc, jbd_jh *jh);
+
+/* ---- block copies (frozen, committed, escaped), block_size bytes each,
+ * in the data zone so blockdev-svc can write them directly ---- */
+uint32_t jbd_copy_alloc(jbd_ctx *jc);      /* index + 1, 0 when none is free */
+void jbd_copy_free(jbd_ctx *jc, uint32_t ci);
+void *jbd_copy_ptr(jbd_ctx *jc, uint32_t ci);
+cm_off jbd_copy_off(jbd_ctx *jc, uint32_t ci);
+
+/* ---- transactions (journal.c) ----
+ * A new RUNNING transaction with the next tid; the caller holds
+ * j_state_lock and makes it j_running. NULL when the pool is empty. */
+jbd_transaction *__jbd_new_transaction(jbd_ctx *jc);
+void jbd_free_transaction(jbd_ctx *jc, jbd_transaction *t);
+
+/* ---- revoke tables (revoke.c) ---- */
+/* During commit: the table of the committing transaction is made the
+ * other one; the running transaction's revokes go to a fresh table. */
+void jbd_switch_revoke_table(jbd_ctx *jc);
+/* Calls fn for every record of the table not in use by the running
+ * transaction (the committing one's), then empties it. */
+int jbd_drain_revokes(jbd_ctx *jc, int (*fn)(void *ctx, uint64_t blocknr), void *ctx);
+/* Cancels a revoke of bh's block by the running transaction (write access
+ * to a revoked block). */
+int jbd_cancel_revoke(jbd_ctx *jc, jbd_handle *h, jbd_jh *jh);
+
+#endif /* JD_RUNTIME_H */
