@@ -236,6 +236,7 @@ typedef struct jbd_journal {
 	uint32_t j_transaction_sequence; /* tid the next new transaction gets */
 	_Atomic uint32_t j_commit_sequence; /* [j_state_lock; racy reads ok] last committed */
 	uint32_t j_commit_request;   /* tid someone wants committed */
+	uint32_t j_space_request;    /* log blocks a starter waits for: checkpoint */
 	uint32_t j_sb_start;         /* s_start as last written */
 	uint64_t j_average_commit_ns;
 
