@@ -47,6 +47,59 @@ static void json_str(const char *s)
 	putchar('"');
 }
 
+static void lock_json(const Ext3d__LockStatus *l, bool first)
+{
+	printf("%s{\"name\":", first ? "" : ",");
+	json_str(l->name);
+	printf(",\"instances\":%u,\"acquisitions\":%llu,\"contended\":%llu,\"wait_ns\":%llu}",
+	       l->instances, (unsigned long long)l->acquisitions,
+	       (unsigned long long)l->contended, (unsigned long long)l->wait_ns);
+}
+
+/* Handles and blocks per committed transaction (0 before the first). */
+static double per_commit(uint64_t n, uint64_t commits)
+{
+	return commits ? (double)n / (double)commits : 0.0;
+}
+
+static void journal_json(const Ext3d__JournalStatus *j)
+{
+	printf(",\"journal\":");
+	if (!j) {
+		printf("null");
+		return;
+	}
+	printf("{\"data_mode\":");
+	json_str(j->data_mode);
+	printf(",\"commit_interval_ms\":%u,\"block_size\":%u,\"aborted\":%s,"
+	       "\"abort_errno\":%d,\"running_tid\":%u,\"running_updates\":%u,"
+	       "\"running_handles\":%u,\"committing_tid\":%u,\"committing_state\":",
+	       j->commit_interval_ms, j->block_size, j->aborted ? "true" : "false",
+	       j->abort_errno, j->running_tid, j->running_updates, j->running_handles,
+	       j->committing_tid);
+	json_str(j->committing_state);
+	printf(",\"commit_sequence\":%u,\"next_tid\":%u,\"commits\":%llu,\"handles\":%llu,"
+	       "\"blocks\":%llu,\"log_blocks\":%llu,\"average_handles\":%.2f,"
+	       "\"average_blocks\":%.2f,\"commit_ns\":%llu,\"average_commit_ns\":%llu,",
+	       j->commit_sequence, j->next_tid, (unsigned long long)j->commits,
+	       (unsigned long long)j->handles, (unsigned long long)j->blocks,
+	       (unsigned long long)j->log_blocks, per_commit(j->handles, j->commits),
+	       per_commit(j->blocks, j->commits), (unsigned long long)j->commit_ns,
+	       (unsigned long long)j->average_commit_ns);
+	printf("\"log\":{\"first\":%u,\"size\":%u,\"head\":%u,\"tail\":%u,\"free\":%u},",
+	       j->log_first, j->log_size, j->head, j->tail, j->free);
+	printf("\"checkpoints\":%llu,\"checkpoint_blocks\":%llu,\"revokes\":%llu,"
+	       "\"frozen\":%llu,\"escaped\":%llu,\"space_waits\":%llu,\"handle_starts\":%llu,"
+	       "\"locked_wait_ns\":%llu,\"locks\":[",
+	       (unsigned long long)j->checkpoints, (unsigned long long)j->checkpoint_blocks,
+	       (unsigned long long)j->revokes, (unsigned long long)j->frozen,
+	       (unsigned long long)j->escaped, (unsigned long long)j->space_waits,
+	       (unsigned long long)j->handle_starts, (unsigned long long)j->locked_wait_ns);
+	for (size_t i = 0; i < j->n_locks; i++)
+		lock_json(j->locks[i], i == 0);
+	printf("]}");
+}
+
 static void status_json(const Ext3d__StatusReply *st)
 {
 	printf("{\"instance\":");
@@ -73,14 +126,8 @@ static void status_json(const Ext3d__StatusReply *st)
 		putchar('}');
 	}
 	printf("],\"locks\":[");
-	for (size_t i = 0; i < st->n_locks; i++) {
-		const Ext3d__LockStatus *l = st->locks[i];
-		printf("%s{\"name\":", i ? "," : "");
-		json_str(l->name);
-		printf(",\"instances\":%u,\"acquisitions\":%llu,\"contended\":%llu,\"wait_ns\":%llu}",
-		       l->instances, (unsigned long long)l->acquisitions,
-		       (unsigned long long)l->contended, (unsigned long long)l->wait_ns);
-	}
+	for (size_t i = 0; i < st->n_locks; i++)
+		lock_json(st->locks[i], i == 0);
 	printf("],\"dead_owner_reports\":%u,\"channels\":{\"open\":%u,\"requests\":%llu}",
 	       st->dead_owner_reports, st->channels_open,
 	       (unsigned long long)st->channel_requests);
@@ -93,7 +140,55 @@ static void status_json(const Ext3d__StatusReply *st)
 		       (unsigned long long)st->cache->evictions,
 		       (unsigned long long)st->cache->reads, (unsigned long long)st->cache->writes,
 		       (unsigned long long)st->cache->errors);
+	journal_json(st->journal);
 	printf("}\n");
+}
+
+static void lock_text(const Ext3d__LockStatus *const *locks, size_t n)
+{
+	printf("%-14s %6s %14s %12s %14s\n", "LOCK", "COUNT", "ACQUISITIONS", "CONTENDED",
+	       "WAIT (us)");
+	for (size_t i = 0; i < n; i++)
+		printf("%-14s %6u %14llu %12llu %14llu\n", locks[i]->name, locks[i]->instances,
+		       (unsigned long long)locks[i]->acquisitions,
+		       (unsigned long long)locks[i]->contended,
+		       (unsigned long long)(locks[i]->wait_ns / 1000));
+}
+
+/* As /proc/fs/jbd2/ * /info, plus the log's place and the journal locks. */
+static void journal_text(const Ext3d__JournalStatus *j)
+{
+	if (!j) {
+		printf("\njournal: none\n");
+		return;
+	}
+	printf("\njournal: data=%s, commit interval %u ms, %u-byte blocks%s\n", j->data_mode,
+	       j->commit_interval_ms, j->block_size, j->aborted ? ", ABORTED" : "");
+	if (j->aborted)
+		printf("  aborted: %s\n", strerror(-j->abort_errno));
+	printf("  running transaction: %u (%u handles open, %u started)\n", j->running_tid,
+	       j->running_updates, j->running_handles);
+	if (j->committing_tid)
+		printf("  committing transaction: %u (%s)\n", j->committing_tid,
+		       j->committing_state);
+	else
+		printf("  committing transaction: none\n");
+	printf("  last committed: %u; next tid: %u\n", j->commit_sequence, j->next_tid);
+	printf("  %llu transactions committed; average %.1f handles and %.1f blocks per "
+	       "transaction, %llu us per commit\n", (unsigned long long)j->commits,
+	       per_commit(j->handles, j->commits), per_commit(j->blocks, j->commits),
+	       (unsigned long long)(j->average_commit_ns / 1000));
+	printf("  log: %u blocks from block %u; head %u, tail %u%s, %u free\n", j->log_size,
+	       j->log_first, j->head, j->tail, j->tail ? "" : " (empty)", j->free);
+	printf("  %llu log blocks written, %llu escaped; %llu checkpoints (%llu blocks home); "
+	       "%llu revokes; %llu frozen copies\n", (unsigned long long)j->log_blocks,
+	       (unsigned long long)j->escaped, (unsigned long long)j->checkpoints,
+	       (unsigned long long)j->checkpoint_blocks, (unsigned long long)j->revokes,
+	       (unsigned long long)j->frozen);
+	printf("  %llu handles started, %llu waited for log space; %llu us waiting for "
+	       "locked transactions\n\n", (unsigned long long)j->handle_starts,
+	       (unsigned long long)j->space_waits, (unsigned long long)(j->locked_wait_ns / 1000));
+	lock_text((const Ext3d__LockStatus *const *)j->locks, j->n_locks);
 }
 
 static void status_text(const Ext3d__StatusReply *st)
@@ -111,14 +206,8 @@ static void status_text(const Ext3d__StatusReply *st)
 		       s->restarts, s->stalls, s->restart_policy,
 		       *s->last_exit ? s->last_exit : "-");
 	}
-	printf("\n%-14s %6s %14s %12s %14s\n", "LOCK", "COUNT", "ACQUISITIONS", "CONTENDED",
-	       "WAIT (us)");
-	for (size_t i = 0; i < st->n_locks; i++) {
-		const Ext3d__LockStatus *l = st->locks[i];
-		printf("%-14s %6u %14llu %12llu %14llu\n", l->name, l->instances,
-		       (unsigned long long)l->acquisitions, (unsigned long long)l->contended,
-		       (unsigned long long)(l->wait_ns / 1000));
-	}
+	putchar('\n');
+	lock_text((const Ext3d__LockStatus *const *)st->locks, st->n_locks);
 	printf("\ndead lock owners reported: %u; channels open: %u, requests served: %llu\n",
 	       st->dead_owner_reports, st->channels_open,
 	       (unsigned long long)st->channel_requests);
@@ -130,6 +219,7 @@ static void status_text(const Ext3d__StatusReply *st)
 		       (unsigned long long)st->cache->evictions,
 		       (unsigned long long)st->cache->reads, (unsigned long long)st->cache->writes,
 		       (unsigned long long)st->cache->errors);
+	journal_text(st->journal);
 }
 
 /* The exit status that tells the instance's state (see the header). */

@@ -5,8 +5,10 @@
  * POLICY is alone, group or never. ${KEY} in any word expands to the value
  * given with --set KEY=VALUE, or to the supervisor's own ${INSTANCE} and
  * ${RUNDIR}. An unknown key is an error, but for the optional keys
- * (SERVICE_USER, CLIENTS, SESSIONS_PER_UID), which are empty unless set: the
- * services then use their defaults. A word that expands to nothing is
+ * (sv_optional_keys), which take their default unless set: empty for
+ * SERVICE_USER, CLIENTS and SESSIONS_PER_UID (the services then use their
+ * own defaults), the journal's data mode and commit interval for DATA
+ * (ordered) and COMMIT_MS (5000). A word that expands to nothing is
  * dropped. '#' starts a comment.
  */
 #include <errno.h>
@@ -22,8 +24,13 @@ const char *sv_policy_name(enum sv_policy p)
 	return p == SV_RESTART_ALONE ? "alone" : p == SV_RESTART_GROUP ? "group" : "never";
 }
 
-/* Keys that expand to nothing unless --set gives them a value. */
-static const char *const sv_optional_keys[] = {"SERVICE_USER", "CLIENTS", "SESSIONS_PER_UID"};
+/* Keys that expand to their default unless --set gives them a value. */
+static const struct {
+	const char *key, *def;
+} sv_optional_keys[] = {
+	{"SERVICE_USER", ""}, {"CLIENTS", ""}, {"SESSIONS_PER_UID", ""},
+	{"DATA", "ordered"}, {"COMMIT_MS", "5000"},
+};
 
 static const char *sv_lookup(sv_super *sv, const char *key, size_t keylen)
 {
@@ -37,9 +44,9 @@ static const char *sv_lookup(sv_super *sv, const char *key, size_t keylen)
 			return s + keylen + 1;
 	}
 	for (size_t i = 0; i < sizeof(sv_optional_keys) / sizeof(sv_optional_keys[0]); i++)
-		if (strlen(sv_optional_keys[i]) == keylen &&
-		    strncmp(key, sv_optional_keys[i], keylen) == 0)
-			return "";
+		if (strlen(sv_optional_keys[i].key) == keylen &&
+		    strncmp(key, sv_optional_keys[i].key, keylen) == 0)
+			return sv_optional_keys[i].def;
 	return NULL;
 }
 

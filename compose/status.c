@@ -1,7 +1,10 @@
 /* status.c - build the status reply: the supervisor, every service, the
- * lock counters (stripes and groups folded per lock name), channels and
- * the buffer cache.
- * Called with sv->mtx held, so the arena cannot be swapped underneath. */
+ * lock counters (stripes and groups folded per lock name), channels, the
+ * buffer cache and the journal.
+ * Called with sv->mtx held, so the arena cannot be swapped underneath. The
+ * journal is read without its locks (status must never wait on, or be
+ * stopped by, a service's critical section): every field may be a moment
+ * old and indexes read from it are checked before they are followed. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -10,6 +13,7 @@
 #include "bcache.h"
 #include "chan.h"
 #include "internal.h"
+#include "journal.h"
 #include "supervisor.pb-c.h"
 
 static const char *const sv_state_names[] = {
@@ -105,6 +109,122 @@ static void sv_status_cache(sv_super *sv, cm_layout *l, Ext3d__StatusReply *st,
 	cm_bcache_detach(c);
 }
 
+static const char *const sv_data_modes[] = {
+	[JBD_DATA_ORDERED] = "ordered", [JBD_DATA_JOURNAL] = "journal",
+	[JBD_DATA_WRITEBACK] = "writeback",
+};
+
+static const char *const sv_tstates[] = {
+	[JBD_T_RUNNING] = "running", [JBD_T_LOCKED] = "locked", [JBD_T_FLUSH] = "flush",
+	[JBD_T_COMMIT] = "commit", [JBD_T_FINISHED] = "finished",
+};
+
+/* Transaction ti (index + 1) of the journal's pool, or NULL. */
+static jbd_transaction *sv_journal_trans(cm_arena *a, const jbd_journal *j, uint32_t ti)
+{
+	cm_pool *p = cm_arena_ptr(a, j->transactions, sizeof(*p));
+
+	return p && ti ? cm_pool_obj(a, p, ti - 1) : NULL;
+}
+
+static void sv_journal_stats(const jbd_journal *j, Ext3d__JournalStatus *js)
+{
+	const jbd_stats *s = &j->stats;
+
+	js->commits = atomic_load(&s->commits);
+	js->handles = atomic_load(&s->handles);
+	js->blocks = atomic_load(&s->blocks);
+	js->log_blocks = atomic_load(&s->log_blocks);
+	js->commit_ns = atomic_load(&s->commit_ns);
+	js->average_commit_ns = j->j_average_commit_ns;
+	if (!js->average_commit_ns && js->commits)
+		js->average_commit_ns = js->commit_ns / js->commits;
+	js->checkpoints = atomic_load(&s->checkpoints);
+	js->checkpoint_blocks = atomic_load(&s->checkpoint_blocks);
+	js->revokes = atomic_load(&s->revokes);
+	js->frozen = atomic_load(&s->frozen);
+	js->escaped = atomic_load(&s->escaped);
+	js->space_waits = atomic_load(&s->space_waits);
+	js->handle_starts = atomic_load(&s->handle_starts);
+	js->locked_wait_ns = atomic_load(&s->locked_wait_ns);
+}
+
+/* The journal's own locks, folded as in the instance-wide list. */
+static void sv_journal_locks(cm_layout *l, jbd_transaction *running, Ext3d__JournalStatus *js)
+{
+	struct sv_lock_fold f = {.cap = 8};
+	cm_lockset *ls = &l->locks;
+
+	f.locks = calloc(f.cap, sizeof(*f.locks));
+	js->locks = calloc(f.cap, sizeof(*js->locks));
+	if (!f.locks || !js->locks) {
+		free(f.locks);
+		free(js->locks);
+		js->locks = NULL;
+		return;
+	}
+	if (ls->mode == CM_LOCKING_BIG)
+		sv_lock_add(&ls->big_lock, &f);
+	sv_lock_add(&ls->j_state_lock, &f);
+	sv_lock_add(&ls->j_list_lock, &f);
+	sv_lock_add(&ls->j_revoke_lock, &f);
+	for (int i = 0; i < CM_BH_STRIPES; i++)
+		sv_lock_add(&ls->bh_state[i], &f);
+	for (int i = 0; i < CM_BH_STRIPES; i++)
+		sv_lock_add(&ls->journal_head[i], &f);
+	if (running)
+		sv_lock_add(&running->t_handle_lock, &f);
+	for (size_t i = 0; i < f.n; i++)
+		js->locks[i] = &f.locks[i];
+	js->n_locks = f.n;
+}
+
+/* The journal section, once journald-svc has made the journal. */
+static void sv_status_journal(sv_super *sv, cm_layout *l, Ext3d__StatusReply *st)
+{
+	cm_off off = atomic_load(&l->journal);
+	jbd_journal *j = off ? cm_arena_ptr(sv->arena, off, sizeof(*j)) : NULL;
+	jbd_transaction *run, *com;
+	Ext3d__JournalStatus *js;
+	uint32_t state;
+
+	if (!j || j->magic != JBD_MAGIC || j->version != JBD_VERSION)
+		return;
+	js = calloc(1, sizeof(*js));
+	if (!js)
+		return;
+	ext3d__journal_status__init(js);
+	js->data_mode = (char *)(j->data_mode >= JBD_DATA_ORDERED &&
+				 j->data_mode <= JBD_DATA_WRITEBACK ? sv_data_modes[j->data_mode] : "?");
+	js->commit_interval_ms = j->commit_interval_ms;
+	js->block_size = j->block_size;
+	run = sv_journal_trans(sv->arena, j, j->j_running);
+	com = sv_journal_trans(sv->arena, j, j->j_committing);
+	if (run) {
+		js->running_tid = run->t_tid;
+		js->running_updates = (uint32_t)(run->t_updates > 0 ? run->t_updates : 0);
+		js->running_handles = run->t_handle_count;
+	}
+	if (com) {
+		state = atomic_load(&com->t_state);
+		js->committing_tid = com->t_tid;
+		js->committing_state = (char *)(state >= JBD_T_RUNNING && state <= JBD_T_FINISHED
+						? sv_tstates[state] : "?");
+	}
+	js->commit_sequence = atomic_load(&j->j_commit_sequence);
+	js->next_tid = j->j_transaction_sequence;
+	js->log_first = j->j_first;
+	js->log_size = j->j_last - j->j_first;
+	js->head = j->j_head;
+	js->tail = j->j_tail;
+	js->free = j->j_free;
+	js->aborted = (j->j_flags & JBD_F_ABORTED) != 0;
+	js->abort_errno = j->j_errno;
+	sv_journal_stats(j, js);
+	sv_journal_locks(l, run, js);
+	st->journal = js;
+}
+
 static int sv_status_locks(sv_super *sv, Ext3d__StatusReply *st)
 {
 	struct sv_lock_fold f = {.cap = 16};
@@ -118,6 +238,7 @@ static int sv_status_locks(sv_super *sv, Ext3d__StatusReply *st)
 	}
 	cm_lockset_foreach(&l->locks, sv_lock_add, &f);
 	sv_status_cache(sv, l, st, &f);
+	sv_status_journal(sv, l, st);
 	for (size_t i = 0; i < f.n; i++)
 		st->locks[i] = &f.locks[i];
 	st->n_locks = f.n;
@@ -173,4 +294,10 @@ void sv_status_free(Ext3d__StatusReply *st)
 		free(st->locks[0]);
 	free(st->locks);
 	free(st->cache);
+	if (st->journal) {
+		if (st->journal->n_locks)
+			free(st->journal->locks[0]);
+		free(st->journal->locks);
+		free(st->journal);
+	}
 }
