@@ -52,7 +52,8 @@ int jbd_commit_finish(jbd_ctx *jc, cm_bdev *bd, jbd_transaction *t);
  * when nothing was running. */
 int jbd_commit(jbd_ctx *jc, cm_bdev *bd);
 /* True when the running transaction should commit now: someone asked for
- * it, it expired with handles in it, or the journal is being unmounted. */
+ * it, the journal is being unmounted, or it has handles and expired or a
+ * starter waits for log space. */
 bool jbd_commit_wanted(jbd_ctx *jc);
 
 /* ---- checkpoint.c ---- */

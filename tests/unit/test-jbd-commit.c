@@ -296,6 +296,7 @@ static void case_revoke(void)
 	uint32_t idx[] = {60};
 	jbd_handle *h;
 	cm_bh *bh = NULL;
+	uint32_t gen;
 	int r = write_blocks(idx, 1, false);
 
 	if (r == 0)
@@ -314,8 +315,13 @@ static void case_revoke(void)
 		r = jbd_commit(jc, bd) == 1 ? 0 : -EIO;
 	t_is_int(r, 0, "block 60 logged, then revoked in the next transaction");
 	t_ok(atomic_load(&jc->j->stats.revokes) >= 1, "a revoke record was written");
+	gen = live[60];
 	live[60] = committed[60] = 0;
 	check_oracle("revoke");
+	/* Still dirty in the cache (a revoke does not clean a buffer that
+	 * only a checkpoint list holds, as in JBD): the next checkpoint
+	 * writes it home, where it is simply a free block's contents. */
+	live[60] = committed[60] = gen;
 }
 
 /* Many more log blocks than the log holds: checkpoints move the tail and
@@ -444,6 +450,7 @@ int main(void)
 		atomic_store(stop_server, 1);
 		t_ok(t_exited_ok(t_wait(server, 10000)), "the blockdev server stopped");
 	}
-	sh("rm -rf %s", dir);
+	if (!getenv("T_KEEP"))
+		sh("rm -rf %s", dir);
 	return t_done();
 }
