@@ -166,8 +166,11 @@ static void journal_text(const Ext3d__JournalStatus *j)
 	       j->commit_interval_ms, j->block_size, j->aborted ? ", ABORTED" : "");
 	if (j->aborted)
 		printf("  aborted: %s\n", strerror(-j->abort_errno));
-	printf("  running transaction: %u (%u handles open, %u started)\n", j->running_tid,
-	       j->running_updates, j->running_handles);
+	if (j->running_tid)
+		printf("  running transaction: %u (%u handles open, %u started)\n",
+		       j->running_tid, j->running_updates, j->running_handles);
+	else
+		printf("  running transaction: none\n");
 	if (j->committing_tid)
 		printf("  committing transaction: %u (%s)\n", j->committing_tid,
 		       j->committing_state);
