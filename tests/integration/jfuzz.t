@@ -18,6 +18,9 @@
 # afterwards; a bad journal superblock, inode or feature set refused with
 # the reason and the image untouched. 100 cases in all (EXT3D_JFUZZ_CASES), 2000
 # with EXT3D_LONG=1; EXT3D_JFUZZ_SEED picks the seed (default: the date).
+# Then, with the clang build, libFuzzer runs tests/tools/fuzz-jbd on the
+# plain base's log, seeded with it and its corruptions, for
+# EXT3D_JFUZZ_SECONDS (15; 300 with EXT3D_LONG=1).
 set -u
 . "$(dirname "$0")/../lib/tap.sh"
 
@@ -134,5 +137,27 @@ for kind in plain wrapped; do
 		[ -n "$diag" ] && echo "#   $diag"
 	done <"$T_TMP/cases"
 	t_is "$(grep -c '' "$T_TMP/cases")" "$n" "$kind base: every case ran"
+	[ $kind = plain ] && cp "$base" "$T_TMP/fuzz-base.img"
 done
+
+# libFuzzer on recovery, from the plain base's log and its corruptions.
+fz=${EXT3D_ASAN_BUILD:-}/tests/tools/fuzz-jbd
+secs=${EXT3D_JFUZZ_SECONDS:-15}
+[ -n "${EXT3D_LONG:-}" ] && secs=${EXT3D_JFUZZ_SECONDS:-300}
+if [ -z "${EXT3D_ASAN_BUILD:-}" ] || [ ! -x "$fz" ]; then
+	t_skip "no clang fuzz build (EXT3D_ASAN_BUILD)" "libFuzzer on journal recovery"
+elif [ ! -f "$T_TMP/fuzz-base.img" ]; then
+	t_skip "no plain base" "libFuzzer on journal recovery"
+else
+	mkdir -p "$T_TMP/seeds" "$T_TMP/corpus"
+	python3 "$T_TOP/tests/tools/jfuzz.py" seeds "$T_TMP/fuzz-base.img" "$seed" "$T_TMP/seeds"
+	EXT3D_JFUZZ_BASE=$T_TMP/fuzz-base.img ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 \
+		UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 "$fz" -max_total_time="$secs" \
+		-max_len=100000 -timeout=10 -print_final_stats=1 -seed="$seed" \
+		-artifact_prefix="$T_TMP/" "$T_TMP/corpus" "$T_TMP/seeds" >"$T_TMP/fz.log" 2>&1
+	rc=$?
+	t_ok $rc "libFuzzer ran $secs s on journal recovery without a crash, leak or timeout"
+	[ $rc -eq 0 ] || tail -30 "$T_TMP/fz.log" | sed 's/^/# /'
+	grep -E "stat::number_of_executed_units|stat::new_units_added" "$T_TMP/fz.log" | sed 's/^/# /'
+fi
 t_done

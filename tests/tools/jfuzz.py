@@ -6,6 +6,10 @@
       before the workload, the log holding every transaction of it (AFTER is
       a copy of the image taken while still mounted). Replaying any prefix
       of that log gives the filesystem as it stood after that transaction.
+  jfuzz.py seeds BASE SEED DIR
+      Writes libFuzzer seeds for tests/tools/fuzz-jbd: the journal's blocks
+      from 0 to the end of its log (whose log must not wrap), as found and
+      with each corruption below that falls inside them.
   jfuzz.py run BASE REC[,ASAN_REC] CASES SEED WORKDIR
       Makes CASES corrupted copies of BASE (bad magic, wrong sequence, tags
       outside the filesystem or inside the journal, a truncated descriptor,
@@ -352,9 +356,31 @@ def run(base, recs, cases, seed, work):
         sys.stdout.flush()
 
 
+def seeds(base, seed, out):
+    img = open(base, 'rb').read()
+    fs = Fs(img)
+    txs = scan(fs)
+    end = txs[-1]['commit'] + 2 if txs else 2
+    if end > len(fs.map) or any(t['commit'] < fs.start for t in txs):
+        sys.exit('the log wraps: no seeds')
+    inside = set(fs.map[:end])
+    pick_blocks = lambda b: b''.join(b[m * fs.bs:(m + 1) * fs.bs] for m in fs.map[:end])
+    open(os.path.join(out, 'log'), 'wb').write(pick_blocks(img))
+    for i, kind in enumerate(KINDS):
+        case = make_case(kind, random.Random('%d-seed-%d' % (seed, i)), fs, txs)
+        if case is None or any(off // fs.bs not in inside for off, _ in case.edits):
+            continue
+        bad = bytearray(img)
+        for off, data in case.edits:
+            bad[off:off + len(data)] = data
+        open(os.path.join(out, 'case-%02d' % i), 'wb').write(pick_blocks(bad))
+
+
 def main(argv):
     if len(argv) == 5 and argv[1] == 'merge':
         merge(argv[2], argv[3], argv[4])
+    elif len(argv) == 5 and argv[1] == 'seeds':
+        seeds(argv[2], int(argv[3]), argv[4])
     elif len(argv) == 7 and argv[1] == 'run':
         run(argv[2], argv[3].split(','), int(argv[4]), int(argv[5]), argv[6])
     else:
