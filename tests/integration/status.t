@@ -6,7 +6,9 @@
 # commits, handles and blocks per transaction, commit time, log head, tail,
 # free and size, checkpoints, revokes, frozen copies, and the journal's
 # lock counters), or "journal": null while journald-svc has made none, which
-# the text says as "journal: none". Wrong option values are refused, naming
+# the text says as "journal: none". With a journal, after handles and
+# commits made by bench/jbdbench on free blocks, status counts them. Wrong
+# option values are refused, naming
 # the option. The supervisor started without DATA and COMMIT_MS gives
 # journald-svc the defaults.
 set -u
@@ -74,6 +76,29 @@ if grep -q '^journal' "$T_TMP/st.check"; then
 		grep -q "$f" "$T_TMP/st.txt"
 		t_ok $? "status text shows /$f/"
 	done
+	# Handles and commits on 16 free blocks of the last group, then status.
+	first=$(dumpe2fs "$img" 2>/dev/null | sed -n 's/^  Free blocks: \([0-9]*\)-.*/\1/p' | tail -1)
+	"$EXT3D_BUILD/bench/jbdbench" --instance $n --first="$first" --count=16 --seconds=1 \
+		--commit >"$T_TMP/jb.out" 2>&1
+	t_ok $? "jbdbench ran handles with a commit each on the live journal"
+	sed 's/^/# /' "$T_TMP/jb.out"
+	"$T_EXT3D" --instance $n status --json >"$T_TMP/st.json"
+	python3 - "$T_TMP/st.json" >"$T_TMP/st.check" 2>&1 <<'PY'
+import json, sys
+j = json.load(open(sys.argv[1]))["journal"]
+bad = [k for k in ("commits", "handles", "blocks", "log_blocks", "handle_starts", "average_commit_ns")
+       if not j[k] > 0]
+bad += ["average_handles"] if not j["average_handles"] >= 1 else []
+bad += ["commit_sequence"] if not j["commit_sequence"] > 1 else []
+locks = {l["name"]: l for l in j["locks"]}
+bad += [k for k in ("j_state_lock", "bh_state", "journal_head") if not locks[k]["acquisitions"] > 0]
+print("commits %d, %.1f handles and %.1f blocks per transaction, %d us per commit; bad: %s" % (
+    j["commits"], j["average_handles"], j["average_blocks"], j["average_commit_ns"] // 1000,
+    " ".join(bad) or "none"))
+sys.exit(1 if bad else 0)
+PY
+	t_ok $? "status counts the commits, handles, blocks, commit time and lock use"
+	sed 's/^/# /' "$T_TMP/st.check"
 else
 	t_is "$(cat "$T_TMP/st.check")" none "no journal in the arena yet: \"journal\": null"
 	t_ok "$(grep -qx 'journal: none' "$T_TMP/st.txt"; echo $?)" "the text says journal: none"
