@@ -8,9 +8,8 @@
 # lock counters), or "journal": null while journald-svc has made none, which
 # the text says as "journal: none". With a journal, after handles and
 # commits made by bench/jbdbench on free blocks, status counts them. Wrong
-# option values are refused, naming
-# the option. The supervisor started without DATA and COMMIT_MS gives
-# journald-svc the defaults.
+# option values are refused, naming the option. The supervisor started
+# without DATA and COMMIT_MS gives journald-svc the defaults.
 set -u
 . "$(dirname "$0")/../lib/tap.sh"
 . "$T_TOP/tests/lib/instance.sh"
