@@ -62,7 +62,8 @@ bool jbd_commit_wanted(jbd_ctx *jc);
  * freeing it (FINISHED -> freed, jbd_checkpoint_drop); the journal
  * superblock is durable before the space is reused. Wakes starters
  * waiting for space. need is what a starter asked for (0: as much as
- * possible). */
+ * possible). Returns the log blocks freed: 0 when the oldest transaction
+ * waits for one that logged its buffers again (commit that one first). */
 int jbd_checkpoint(jbd_ctx *jc, cm_bdev *bd, uint32_t need);
 /* True when a checkpoint is due: a starter waits for space, or more than
  * half of the log is in use. */
