@@ -243,8 +243,11 @@ int jbd_checkpoint(jbd_ctx *jc, cm_bdev *bd, uint32_t need)
 		goto out;
 	b.n = 0;
 	r = jbd_cp_walk(jc, jbd_cp_clean, &b);
-	for (uint32_t i = 0; i < b.n; i++)
-		jbd_jh_put(jc, b.jhs[i]);
+	if (b.n && jbd_enter(jc) == 0) {
+		for (uint32_t i = 0; i < b.n; i++)
+			jbd_jh_put(jc, b.jhs[i]);
+		jbd_leave(jc);
+	}
 	if (r == 0)
 		r = b.err;
 	if (r == 0)

@@ -8,8 +8,9 @@
  * changed by the next transaction while its own commits (frozen copy), a
  * revoked block, the log wrapping many times with checkpoints, a commit
  * thread with several writer threads (group commit), and a clean shutdown
- * (s_start 0, needs_recovery cleared, every block home). Needs mke2fs and
- * e2fsck. */
+ * (s_start 0, needs_recovery cleared, every block home); all of it with
+ * the fine-grained lock set and with --locking=big. Needs mke2fs and
+ * e2fsck. T_KEEP=1 keeps the images. */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
@@ -101,7 +102,7 @@ static int server_main(void *arg)
 }
 
 /* The image, the arena, the server, the cache and the journal. */
-static int setup(void)
+static int setup(enum cm_locking_mode mode)
 {
 	jd_dev dev;
 	jd_log lg;
@@ -128,7 +129,7 @@ static int setup(void)
 			   .fs_sb_block = 1, .fs_sb_offset = 0, .data_mode = JBD_DATA_ORDERED};
 	memcpy(g.uuid, ((journal_superblock_t *)jsb)->s_uuid, 16);
 	close(fd);
-	a = t_arena_new(CM_LOCKING_FINE);
+	a = t_arena_new(mode);
 	stop_server = cm_arena_ptr(a, cm_arena_alloc(a, sizeof(*stop_server), 64), 4);
 	snprintf(cm_layout_get(a)->svcs[0].name, CM_SVC_NAME_MAX, "blockdev-svc");
 	server = t_fork(server_main, NULL);
@@ -426,17 +427,17 @@ static void case_shutdown(void)
 	t_is_int(sh("e2fsck -fn %s >/dev/null 2>&1", img), 0, "e2fsck -fn on the image itself");
 }
 
-int main(void)
+/* Every case on a fresh image and arena, in one locking mode. */
+static void run(enum cm_locking_mode mode)
 {
 	int r;
 
-	if (system("command -v mke2fs >/dev/null && command -v e2fsck >/dev/null") != 0)
-		t_skip_all("needs mke2fs and e2fsck");
-	if (!mkdtemp(dir))
-		t_skip_all("mkdtemp: %s", strerror(errno));
-	snprintf(img, sizeof(img), "%s/img", dir);
-	snprintf(copy, sizeof(copy), "%s/copy", dir);
-	r = setup();
+	t_diag("---- locking %s ----", mode == CM_LOCKING_BIG ? "big" : "fine");
+	memset(committed, 0, sizeof(committed));
+	memset(live, 0, sizeof(live));
+	next_gen = 1;
+	atomic_store(&writers_done, 0);
+	r = setup(mode);
 	t_is_int(r, 0, "image, blockdev server, cache and journal set up");
 	if (r == 0) {
 		case_basic();
@@ -447,10 +448,27 @@ int main(void)
 		case_group();
 		case_shutdown();
 	}
+	bd = cm_bdev_close(bd);
+	jc = jc ? jbd_detach(jc) : NULL;
+	cache = cm_bcache_detach(cache);
 	if (stop_server) {
 		atomic_store(stop_server, 1);
 		t_ok(t_exited_ok(t_wait(server, 10000)), "the blockdev server stopped");
+		stop_server = NULL;
 	}
+	a = cm_arena_free(a);
+}
+
+int main(void)
+{
+	if (system("command -v mke2fs >/dev/null && command -v e2fsck >/dev/null") != 0)
+		t_skip_all("needs mke2fs and e2fsck");
+	if (!mkdtemp(dir))
+		t_skip_all("mkdtemp: %s", strerror(errno));
+	snprintf(img, sizeof(img), "%s/img", dir);
+	snprintf(copy, sizeof(copy), "%s/copy", dir);
+	run(CM_LOCKING_FINE);
+	run(CM_LOCKING_BIG);
 	if (!getenv("T_KEEP"))
 		sh("rm -rf %s", dir);
 	return t_done();
