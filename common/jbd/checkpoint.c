@@ -35,7 +35,9 @@ void __jbd_cp_link_transaction(jbd_ctx *jc, jbd_transaction *t)
 	first->t_cpprev = ti;
 }
 
-void __jbd_checkpoint_drop(jbd_ctx *jc, jbd_transaction *t)
+/* FINISHED -> (freed): t's checkpoint list is empty. Caller holds
+ * j_list_lock. */
+static void jbd_checkpoint_drop(jbd_ctx *jc, jbd_transaction *t)
 {
 	jbd_journal *j = jc->j;
 	uint32_t ti = jbd_tidx(jc, t);
@@ -185,7 +187,7 @@ static int jbd_cleanup_tail(jbd_ctx *jc, cm_bdev *bd)
 		t = jbd_t(jc, ti);
 		ti = t->t_cpnext;
 		if (!t->t_checkpoint_list)
-			__jbd_checkpoint_drop(jc, t);
+			jbd_checkpoint_drop(jc, t);
 	}
 	if ((t = jbd_t(jc, j->j_checkpoint_transactions)) || (t = jbd_t(jc, j->j_committing))) {
 		tail = t->t_log_start;

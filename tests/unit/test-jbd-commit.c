@@ -4,11 +4,12 @@
  * after commits, a copy of the image taken with no checkpoint (as after a
  * crash) is replayed by `e2fsck -fy`, must then pass `e2fsck -fn`, and its
  * blocks must hold what the model says was committed. Cases: plain
- * commits, blocks that begin with the journal magic (escaped), a buffer
- * changed by the next transaction while its own commits (frozen copy), a
- * revoked block, the log wrapping many times with checkpoints, a commit
- * thread with several writer threads (group commit), and a clean shutdown
- * (s_start 0, needs_recovery cleared, every block home); all of it with
+ * commits, blocks that begin with the journal magic (escaped), a commit
+ * callback, a buffer changed by the next transaction while its own
+ * commits (frozen copy), a revoked block, ordered data, the log wrapping
+ * many times with checkpoints, a commit loop with several writer threads
+ * (group commit), and a clean shutdown (s_start 0, needs_recovery
+ * cleared, every block home); all of it with
  * the fine-grained lock set and with --locking=big. Needs mke2fs and
  * e2fsck. T_KEEP=1 keeps the images. */
 #define _GNU_SOURCE
@@ -247,10 +248,21 @@ static void case_basic(void)
 static void case_escape(void)
 {
 	uint32_t idx[] = {40, 41, 42};
+	uint64_t cookies[4] = {0};
+	jbd_handle *h;
 	int r = write_blocks(idx, 3, true);
 
+	/* A commit callback rides along in an empty handle. */
+	if (r == 0 && (r = jbd_start(jc, 1, &h)) == 0) {
+		r = jbd_add_callback(jc, h, 0xc0ffee);
+		if (jbd_stop(jc, h) < 0 && r == 0)
+			r = -EIO;
+	}
+	t_is_int(jbd_take_callbacks(jc, cookies, 4), 0, "no callback before the commit");
 	if (r == 0)
 		r = jbd_commit(jc, bd);
+	t_ok(jbd_take_callbacks(jc, cookies, 4) == 1 && cookies[0] == 0xc0ffee,
+	     "the commit delivered the callback");
 	if (r == 1)
 		mark_committed();
 	t_is_int(r, 1, "blocks beginning with the journal magic committed");
@@ -323,6 +335,37 @@ static void case_revoke(void)
 	 * only a checkpoint list holds, as in JBD): the next checkpoint
 	 * writes it home, where it is simply a free block's contents. */
 	live[60] = committed[60] = gen;
+}
+
+/* Ordered data: home before the commit is, without any checkpoint. */
+static void case_ordered(void)
+{
+	uint32_t i = 70, gen = next_gen++;
+	jbd_handle *h;
+	cm_bh *bh = NULL;
+	uint8_t got[BS], want[BS];
+	int fd, r = jbd_start(jc, 1, &h);
+
+	if (r == 0) {
+		r = cm_bcache_read(cache, bd, home(i), &bh);
+		if (r == 0) {
+			pattern(i, gen, cm_bh_data(cache, bh));
+			r = jbd_dirty_data(jc, h, bh);
+		}
+		cm_bcache_put(cache, bh);
+		if (jbd_stop(jc, h) < 0 && r == 0)
+			r = -EIO;
+	}
+	if (r == 0)
+		r = jbd_commit(jc, bd);
+	t_is_int(r, 1, "a handle with one ordered data block committed");
+	live[i] = committed[i] = gen;
+	pattern(i, gen, want);
+	fd = open(img, O_RDONLY);
+	t_ok(fd >= 0 && pread(fd, got, BS, (off_t)home(i) * BS) == BS && !memcmp(got, want, BS),
+	     "the data block is home once the commit is");
+	if (fd >= 0)
+		close(fd);
 }
 
 /* Many more log blocks than the log holds: checkpoints move the tail and
@@ -444,6 +487,7 @@ static void run(enum cm_locking_mode mode)
 		case_escape();
 		case_frozen();
 		case_revoke();
+		case_ordered();
 		case_wrap();
 		case_group();
 		case_shutdown();
