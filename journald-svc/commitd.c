@@ -4,7 +4,8 @@
  * then runs the commit thread: it wakes on j_wait_commit or every
  * JD_POLL_MS, commits when asked, when the running transaction expired
  * with handles in it, or when a starter waits for space, and checkpoints
- * when a starter waits for space or half of the log is in use. On SIGTERM
+ * when a starter waits for space or half of the log is in use (committing
+ * the running transaction first when it holds the tail back). On SIGTERM
  * it shuts the journal down cleanly (commit.h, jbd_shutdown). */
 #include <errno.h>
 #include <stdlib.h>
@@ -112,24 +113,35 @@ static void jd_report(int r, const char *what, int *last)
 int jd_commit_loop(jd_svc *s)
 {
 	jbd_ctx *jc = s->jc;
+	bool stuck = false;
 	int r, last = 0;
 
 	while (!cm_service_stopping()) {
 		cm_event *ev = jc ? &jc->j->j_wait_commit : &s->svc.layout->svcs[s->svc.slot].doorbell;
 		uint32_t seq = cm_event_prepare(ev);
 
-		if (!jc) {
+		if (!jc || (!jbd_commit_wanted(jc) && (stuck || !jbd_checkpoint_wanted(jc)))) {
 			cm_event_wait(ev, seq, JD_POLL_MS);
-			continue;
-		}
-		if (!jbd_commit_wanted(jc) && !jbd_checkpoint_wanted(jc))
-			cm_event_wait(ev, seq, JD_POLL_MS);
-		else
+			if (!jc)
+				continue;
+		} else {
 			cm_event_cancel(ev);
-		if (jbd_commit_wanted(jc))
+		}
+		if (jbd_commit_wanted(jc)) {
 			jd_report(jbd_commit(jc, s->bd), "commit", &last);
-		if (jbd_checkpoint_wanted(jc))
-			jd_report(jbd_checkpoint(jc, s->bd, 0), "checkpoint", &last);
+			stuck = false;
+		}
+		if (stuck || !jbd_checkpoint_wanted(jc))
+			continue;
+		r = jbd_checkpoint(jc, s->bd, 0);
+		jd_report(r, "checkpoint", &last);
+		/* Nothing freed: the running transaction logged again what the
+		 * oldest one waits for. Committing it lets the next checkpoint
+		 * go on; with nothing to commit, wait for the next commit. */
+		if (r == 0 && (r = jbd_commit(jc, s->bd)) == 1)
+			r = jbd_checkpoint(jc, s->bd, 0);
+		jd_report(r, "commit or checkpoint", &last);
+		stuck = r <= 0;
 	}
 	if (!jc)
 		return 0;

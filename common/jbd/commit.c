@@ -176,7 +176,10 @@ int jbd_commit_switch(jbd_ctx *jc, jbd_transaction *t)
 	if (r < 0)
 		return r;
 	/* Nobody revokes meanwhile: starters still wait for LOCKED to end. */
+	if ((r = jbd_enter(jc)) < 0)
+		return r;
 	jbd_switch_revoke_table(jc);
+	jbd_leave(jc);
 	if ((r = jbd_state_enter(jc)) < 0)
 		return r;
 	atomic_store(&t->t_state, JBD_T_FLUSH);

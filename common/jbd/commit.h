@@ -62,7 +62,8 @@ bool jbd_commit_wanted(jbd_ctx *jc);
  * freeing it (FINISHED -> freed, jbd_checkpoint_drop); the journal
  * superblock is durable before the space is reused. Wakes starters
  * waiting for space. need is what a starter asked for (0: as much as
- * possible). */
+ * possible). Returns the log blocks freed: 0 when the oldest transaction
+ * waits for one that logged its buffers again (commit that one first). */
 int jbd_checkpoint(jbd_ctx *jc, cm_bdev *bd, uint32_t need);
 /* True when a checkpoint is due: a starter waits for space, or more than
  * half of the log is in use. */
@@ -88,11 +89,9 @@ void jbd_unlock_jh(jbd_ctx *jc, uint64_t blk);
 int jbd_next_log_block(jbd_ctx *jc, uint32_t *lblk);
 /* Fills a JBD2 block header. */
 void jbd_header(void *b, uint32_t type, uint32_t tid);
-/* j_checkpoint_transactions, under j_list_lock (checkpoint.c): a FINISHED
- * transaction joins at the tail; jbd_checkpoint_drop frees one whose
- * checkpoint list is empty. */
+/* A FINISHED transaction joins j_checkpoint_transactions at the tail
+ * (checkpoint.c); the caller holds j_list_lock. */
 void __jbd_cp_link_transaction(jbd_ctx *jc, jbd_transaction *t);
-void __jbd_checkpoint_drop(jbd_ctx *jc, jbd_transaction *t);
 
 /* ---- jsb.c ---- */
 /* Checks the journal superblock against the journal in the arena and sets

@@ -54,9 +54,9 @@ static void jbd_unshadow(jbd_logw *w, jbd_jh *jh)
 			}
 			jbd_unlock(jc, jbd_bh_state(jc, blk));
 		}
+		jbd_jh_put(jc, jh);
 		jbd_leave(jc);
 	}
-	jbd_jh_put(jc, jh);
 	cm_event_signal(&jc->j->j_wait_unshadow);
 }
 
@@ -153,7 +153,12 @@ static int jbd_write_revokes(jbd_logw *w)
 {
 	jbd_ctx *jc = w->jc;
 	uint32_t per = (jc->j->block_size - 16) / 4, lblk;
-	int r = jbd_drain_revokes(jc, jbd_collect_revoke, w);
+	int r = jbd_enter(jc);
+
+	if (r < 0)
+		return r;
+	r = jbd_drain_revokes(jc, jbd_collect_revoke, w);
+	jbd_leave(jc);
 
 	for (size_t i = 0; r == 0 && i < w->nrevokes; i += per) {
 		uint32_t n = w->nrevokes - i < per ? (uint32_t)(w->nrevokes - i) : per;
@@ -269,9 +274,9 @@ static int jbd_write_ordered(jbd_ctx *jc, cm_bdev *bd, jbd_transaction *t)
 		r = cm_bcache_write(jc->cache, bd, bh);
 		if (r < 0 && !first)
 			first = r;
-		jbd_jh_put(jc, jh);
 		if ((r = jbd_enter(jc)) < 0)
 			return r;
+		jbd_jh_put(jc, jh);
 	}
 	jbd_leave(jc);
 	return first < 0 ? first : r;
