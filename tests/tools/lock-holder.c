@@ -1,0 +1,128 @@
+/* lock-holder - a compose service that attaches to its instance's arena,
+ * takes one piece of shared state and holds it until it is killed, so a
+ * test can SIGKILL a process in the middle of holding it:
+ *
+ *   lock-holder --hold=WHAT [--block=N] [--once=PATH] --arena-fd=N --slot=K
+ *
+ * WHAT: j_list_lock, j_state_lock, bh_state (block N's stripe), stripe (the
+ * buffer-cache hash stripe of block N) or locked (block N's buffer, LOCKED
+ * as for I/O, and !UPTODATE if it was not cached: a reader of block N then
+ * waits for it), or handle (an open handle of the journal's handle pool,
+ * owned by this process, as jbd_start leaves it; if the arena has no
+ * journal yet it says "no journal" and holds nothing). The cache is the one
+ * inode-svc made, so this service comes after inode-svc in the compose file. With --once, it holds only if PATH
+ * does not exist yet (and creates it): after the group restart its death
+ * causes, the new instance of it holds nothing.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "bcache.h"
+#include "jbd/journal.h"
+#include "layout.h"
+#include "log.h"
+#include "service.h"
+
+static const struct option lh_options[] = {
+	CM_SERVICE_OPTIONS,
+	{"hold", required_argument, NULL, 'h'},
+	{"block", required_argument, NULL, 'b'},
+	{"once", required_argument, NULL, 'o'},
+	{0},
+};
+
+/* Opens a handle in the journal's pool the way jbd_start leaves one: in
+ * the running transaction, owned by this pid. */
+static int lh_handle(cm_service *svc)
+{
+	cm_off off = atomic_load(&svc->layout->journal);
+	jbd_journal *j = off ? cm_arena_ptr(svc->arena, off, sizeof(*j)) : NULL;
+	cm_pool *p;
+	jbd_handle *h;
+	uint32_t idx;
+
+	if (!j || j->magic != JBD_MAGIC) {
+		cm_info("no journal in the arena: holding nothing");
+		return 1;
+	}
+	p = cm_arena_ptr(svc->arena, j->handles, sizeof(*p));
+	idx = p ? cm_pool_get(svc->arena, p) : CM_POOL_NONE;
+	h = idx == CM_POOL_NONE ? NULL : cm_pool_obj(svc->arena, p, idx);
+	if (!h)
+		return -ENOMEM;
+	h->h_transaction = j->j_running ? j->j_running : 1;
+	atomic_store(&h->h_pid, (int32_t)getpid());
+	return 0;
+}
+
+/* Takes what; 0 with it held, 1 if there is nothing to hold. */
+static int lh_take(cm_service *svc, const char *what, uint64_t block)
+{
+	cm_layout *l = svc->layout;
+	cm_off off = atomic_load(&l->bcache);
+	cm_bcache *c;
+	cm_bh *bh;
+	int r;
+
+	if (strcmp(what, "j_list_lock") == 0)
+		return cm_mutex_lock(&l->locks.j_list_lock);
+	if (strcmp(what, "j_state_lock") == 0)
+		return cm_mutex_lock(&l->locks.j_state_lock);
+	if (strcmp(what, "bh_state") == 0)
+		return cm_mutex_lock(cm_bh_state_lock(&l->locks, block));
+	if (strcmp(what, "handle") == 0)
+		return lh_handle(svc);
+	if (strcmp(what, "stripe") != 0 && strcmp(what, "locked") != 0)
+		return -EINVAL;
+	if (!off)
+		return -ENOENT; /* no cache yet: inode-svc must come first */
+	r = cm_bcache_attach(svc->arena, off, &c);
+	if (r < 0)
+		return r;
+	if (strcmp(what, "stripe") == 0)
+		return cm_mutex_lock(cm_bcache_stripe(c, block));
+	r = cm_bcache_getblk(c, block, &bh);
+	return r < 0 ? r : cm_bh_lock(c, bh);
+}
+
+int main(int argc, char **argv)
+{
+	const char *hold = NULL, *once = NULL;
+	unsigned long long block = 0;
+	cm_service svc;
+	int opt, r, fd;
+
+	cm_service_init(&svc, "lock-holder");
+	while ((opt = getopt_long(argc, argv, "", lh_options, NULL)) != -1) {
+		if (opt == 'h')
+			hold = optarg;
+		else if (opt == 'b')
+			block = strtoull(optarg, NULL, 0);
+		else if (opt == 'o')
+			once = optarg;
+		else if (cm_service_option(&svc, opt, optarg) <= 0)
+			return 2;
+	}
+	if (!hold || cm_service_attach(&svc) < 0)
+		return cm_log_errno(-EINVAL, "usage: lock-holder --hold=WHAT [--block=N] "
+				    "[--once=PATH] --arena-fd=N --slot=K"), 2;
+	fd = once ? open(once, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600) : -1;
+	if (!once || fd >= 0) {
+		r = lh_take(&svc, hold, block);
+		if (r < 0)
+			return cm_log_errno(r, "cannot take %s: %m", hold), 2;
+		if (r == 0)
+			cm_info("holding %s (block %llu)", hold, block);
+	}
+	if (fd >= 0)
+		close(fd);
+	cm_service_ready(&svc);
+	while (!cm_service_stopping())
+		pause();
+	return 0;
+}
