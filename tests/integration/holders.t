@@ -2,7 +2,9 @@
 # holders.t - a process SIGKILLed while it holds shared state of the arena
 # (tests/tools/lock-holder, run as one more service after inode-svc): the
 # journal's j_list_lock or j_state_lock, a bh_state stripe, a buffer-cache
-# hash stripe, a LOCKED buffer, an open journal handle. Each time the
+# hash stripe, a LOCKED buffer, an open journal handle; and a service that
+# dies executing a request (which, unlike block I/O, must not be executed
+# again by a restart of that service alone). Each time the
 # supervisor restarts the whole group on a new arena, says why in its log,
 # the instance is ready again, a read that was waiting behind the held
 # stripe or buffer ends (no hang), and ext3d cat gives the file's bytes.
@@ -32,8 +34,8 @@ ends() {
 	return 1
 }
 
-# case WHAT WANT: hold WHAT, read behind it, kill the holder; WANT is what
-# the supervisor's log must say it died holding.
+# case_hold WHAT WANT: hold WHAT, read behind it, kill the holder; WANT is
+# how the supervisor's log must say it died.
 case_hold() {
 	what=$1 want=$2 n=t-hold-$1
 	t_instance_start $n "$compose" --set "IMAGE=$img" --set BLOCKDEV_ARGS= \
@@ -55,7 +57,7 @@ case_hold() {
 	"$T_EXT3D" --instance $n kill lock-holder
 	t_instance_wait_ready $n
 	t_is "$(t_field $n generation)" 1 "$what: its death restarted the group (generation 1)"
-	grep -Eq "lock-holder died holding $want|lost its owner" "$T_TMP/$n.log"
+	grep -Eq "lock-holder died $want|lost its owner" "$T_TMP/$n.log"
 	t_ok $? "$what: the log says why ($want)"
 	grep -E "group restart in" "$T_TMP/$n.log" | head -1 | sed 's/^/# /'
 	ends $bg 30
@@ -72,10 +74,11 @@ case_hold() {
 	t_instance_stop $n
 }
 
-case_hold j_list_lock j_list_lock
-case_hold j_state_lock j_state_lock
-case_hold bh_state bh_state
-case_hold stripe "a bcache stripe"
-case_hold locked "1 LOCKED buffer \\(block $blk\\)"
-case_hold handle "a journal handle"
+case_hold j_list_lock "holding j_list_lock"
+case_hold j_state_lock "holding j_state_lock"
+case_hold bh_state "holding bh_state"
+case_hold stripe "holding a bcache stripe"
+case_hold locked "holding 1 LOCKED buffer \\(block $blk\\)"
+case_hold handle "holding a journal handle"
+case_hold call "executing a request on channel [0-9]+, which must not run twice"
 t_done

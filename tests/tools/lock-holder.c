@@ -9,7 +9,9 @@
  * as for I/O, and !UPTODATE if it was not cached: a reader of block N then
  * waits for it), or handle (an open handle of the journal's handle pool,
  * owned by this process, as jbd_start leaves it; if the arena has no
- * journal yet it says "no journal" and holds nothing). The cache is the one
+ * journal yet it says "no journal" and holds nothing), or call (a forked
+ * client of this service sends it one request, which it is executing, and
+ * never finishes, when it dies: a call that must not run twice). The cache is the one
  * inode-svc made, so this service comes after inode-svc in the compose file. With --once, it holds only if PATH
  * does not exist yet (and creates it): after the group restart its death
  * causes, the new instance of it holds nothing.
@@ -17,12 +19,15 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <unistd.h>
 
 #include "bcache.h"
+#include "chan.h"
 #include "jbd/journal.h"
 #include "layout.h"
 #include "log.h"
@@ -90,6 +95,43 @@ static int lh_take(cm_service *svc, const char *what, uint64_t block)
 	return r < 0 ? r : cm_bh_lock(c, bh);
 }
 
+/* The one request of --hold=call: executed until this process is killed. */
+static int lh_exec(void *ctx, const void *req, void *resp)
+{
+	(void)ctx, (void)req, (void)resp;
+	cm_info("executing a call, never to finish");
+	while (!cm_service_stopping())
+		pause();
+	return 0;
+}
+
+/* --hold=call: a child sends one request to this service, which executes
+ * it (and nothing else) from then on. */
+static int lh_call(cm_service *svc)
+{
+	uint8_t rec[CM_CHAN_REC_SIZE] = {0}, resp[CM_CHAN_REC_SIZE];
+	cm_chan_server srv;
+	cm_chan_client *cc;
+	pid_t pid = fork();
+
+	if (pid < 0)
+		return -errno;
+	if (pid == 0) {
+		prctl(PR_SET_PDEATHSIG, SIGKILL);
+		if (cm_chan_open(svc->arena, (uint32_t)svc->slot, 1, &cc) < 0)
+			_exit(2);
+		((cm_rec_hdr *)rec)->version = 1;
+		_exit(cm_chan_call(cc, rec, resp, -1) < 0 ? 2 : 0);
+	}
+	cm_chan_server_init(&srv, svc->arena, (uint32_t)svc->slot);
+	while (!cm_service_stopping()) {
+		uint32_t armed = cm_chan_server_arm(&srv);
+		if (cm_chan_server_poll(&srv, 1, lh_exec, NULL) == 0)
+			cm_chan_server_wait(&srv, armed, 100);
+	}
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	const char *hold = NULL, *once = NULL;
@@ -112,6 +154,12 @@ int main(int argc, char **argv)
 		return cm_log_errno(-EINVAL, "usage: lock-holder --hold=WHAT [--block=N] "
 				    "[--once=PATH] --arena-fd=N --slot=K"), 2;
 	fd = once ? open(once, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600) : -1;
+	if (strcmp(hold, "call") == 0 && (!once || fd >= 0)) {
+		if (fd >= 0)
+			close(fd);
+		cm_service_ready(&svc);
+		return lh_call(&svc) < 0 ? 2 : 0;
+	}
 	if (!once || fd >= 0) {
 		r = lh_take(&svc, hold, block);
 		if (r < 0)
