@@ -411,6 +411,21 @@ void cm_bh_unlock(cm_bcache *c, cm_bh *bh)
 	cm_event_signal(&bh->b_wait);
 }
 
+uint32_t cm_bcache_locked_by(cm_bcache *c, int32_t pid, uint64_t *blocknr)
+{
+	uint32_t found = 0;
+
+	for (uint32_t i = 0; pid > 0 && i < c->sh->nbufs; i++) {
+		cm_bh *bh = &c->bhs[i];
+		if (!cm_bh_test(bh, CM_BH_LOCKED) ||
+		    atomic_load_explicit(&bh->b_owner, memory_order_relaxed) != pid)
+			continue;
+		*blocknr = cm_bh_blocknr(bh);
+		found++;
+	}
+	return found;
+}
+
 void cm_bcache_foreach_lock(cm_bcache *c, void (*fn)(cm_mutex *m, void *ctx), void *ctx)
 {
 	for (uint32_t i = 0; i < CM_BCACHE_STRIPES; i++)

@@ -308,18 +308,3 @@ int cm_bcache_writeback(cm_bcache *c, cm_bdev *bd, uint32_t max)
 	}
 	return err < 0 ? err : (int)written;
 }
-
-uint32_t cm_bcache_locked_by(cm_bcache *c, int32_t pid, uint64_t *blocknr)
-{
-	uint32_t found = 0;
-
-	for (uint32_t i = 0; pid > 0 && i < c->sh->nbufs; i++) {
-		cm_bh *bh = &c->bhs[i];
-		if (!cm_bh_test(bh, CM_BH_LOCKED) ||
-		    atomic_load_explicit(&bh->b_owner, memory_order_relaxed) != pid)
-			continue;
-		*blocknr = cm_bh_blocknr(bh);
-		found++;
-	}
-	return found;
-}
