@@ -4,17 +4,17 @@
  *
  *   lock-holder --hold=WHAT [--block=N] [--once=PATH] --arena-fd=N --slot=K
  *
- * WHAT: j_list_lock, j_state_lock, bh_state (block N's stripe), stripe (the
- * buffer-cache hash stripe of block N) or locked (block N's buffer, LOCKED
- * as for I/O, and !UPTODATE if it was not cached: a reader of block N then
- * waits for it), or handle (an open handle of the journal's handle pool,
- * owned by this process, as jbd_start leaves it; if the arena has no
- * journal yet it says "no journal" and holds nothing), or call (a forked
- * client of this service sends it one request, which it is executing, and
- * never finishes, when it dies: a call that must not run twice). The cache is the one
- * inode-svc made, so this service comes after inode-svc in the compose file. With --once, it holds only if PATH
- * does not exist yet (and creates it): after the group restart its death
- * causes, the new instance of it holds nothing.
+ * WHAT: j_list_lock, j_state_lock, bh_state (block N's stripe), stripe
+ * (the buffer-cache hash stripe of block N), locked (block N's buffer,
+ * LOCKED as for I/O and !UPTODATE if it was not cached: a reader of block N
+ * then waits for it), handle (a journal handle from jbd_start, left open;
+ * if the arena has no journal yet, it makes a small one first) or call (a
+ * forked client sends this service one request, which it is still
+ * executing when it dies: a call that must not run twice). The cache is
+ * the one inode-svc made, so this service comes after inode-svc in the
+ * compose file. With --once, it holds only if PATH does not exist yet (and
+ * creates it): after the group restart its death causes, the new instance
+ * of it holds nothing.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -33,6 +33,8 @@
 #include "log.h"
 #include "service.h"
 
+#define LH_LOG_BLOCKS 1024 /* the log of the journal it makes if need be */
+
 static const struct option lh_options[] = {
 	CM_SERVICE_OPTIONS,
 	{"hold", required_argument, NULL, 'h'},
@@ -41,31 +43,41 @@ static const struct option lh_options[] = {
 	{0},
 };
 
-/* Opens a handle in the journal's pool the way jbd_start leaves one: in
- * the running transaction, owned by this pid. */
-static int lh_handle(cm_service *svc)
+/* A journal for --hold=handle when journald-svc has not made one: a small
+ * log over nothing (it is never committed), published in the layout as
+ * journald-svc publishes its own. */
+static int lh_make_journal(cm_service *svc, cm_bcache *c)
 {
-	cm_off off = atomic_load(&svc->layout->journal);
-	jbd_journal *j = off ? cm_arena_ptr(svc->arena, off, sizeof(*j)) : NULL;
-	cm_pool *p;
-	jbd_handle *h;
-	uint32_t idx;
+	uint32_t logmap[LH_LOG_BLOCKS] = {0};
+	cm_bcache_stats st;
+	cm_off off;
 
-	if (!j || j->magic != JBD_MAGIC) {
-		cm_info("no journal in the arena: holding nothing");
-		return 1;
-	}
-	p = cm_arena_ptr(svc->arena, j->handles, sizeof(*p));
-	idx = p ? cm_pool_get(svc->arena, p) : CM_POOL_NONE;
-	h = idx == CM_POOL_NONE ? NULL : cm_pool_obj(svc->arena, p, idx);
-	if (!h)
-		return -ENOMEM;
-	h->h_transaction = j->j_running ? j->j_running : 1;
-	atomic_store(&h->h_pid, (int32_t)getpid());
-	return 0;
+	cm_bcache_stats_read(c, &st);
+	jbd_geometry g = {
+		.block_size = st.block_size, .fs_blocks = 1u << 16, .first = 1,
+		.last = LH_LOG_BLOCKS, .sequence = 1, .logmap = logmap,
+	};
+	return jbd_create(svc->arena, &g, &off);
 }
 
-/* Takes what; 0 with it held, 1 if there is nothing to hold. */
+/* Opens a journal handle (jbd_start) and keeps it open. */
+static int lh_handle(cm_service *svc, cm_bcache *c)
+{
+	jbd_handle *h;
+	jbd_ctx *jc;
+	int r;
+
+	r = jbd_attach(svc->arena, c, (uint32_t)svc->slot, &jc);
+	if (r == -ENOENT) {
+		cm_info("no journal in the arena: making a small one to hold a handle of");
+		r = lh_make_journal(svc, c);
+		if (r == 0)
+			r = jbd_attach(svc->arena, c, (uint32_t)svc->slot, &jc);
+	}
+	return r < 0 ? r : jbd_start(jc, 1, &h);
+}
+
+/* Takes what; 0 with it held. */
 static int lh_take(cm_service *svc, const char *what, uint64_t block)
 {
 	cm_layout *l = svc->layout;
@@ -80,15 +92,16 @@ static int lh_take(cm_service *svc, const char *what, uint64_t block)
 		return cm_mutex_lock(&l->locks.j_state_lock);
 	if (strcmp(what, "bh_state") == 0)
 		return cm_mutex_lock(cm_bh_state_lock(&l->locks, block));
-	if (strcmp(what, "handle") == 0)
-		return lh_handle(svc);
-	if (strcmp(what, "stripe") != 0 && strcmp(what, "locked") != 0)
+	if (strcmp(what, "stripe") != 0 && strcmp(what, "locked") != 0 &&
+	    strcmp(what, "handle") != 0)
 		return -EINVAL;
 	if (!off)
 		return -ENOENT; /* no cache yet: inode-svc must come first */
 	r = cm_bcache_attach(svc->arena, off, &c);
 	if (r < 0)
 		return r;
+	if (strcmp(what, "handle") == 0)
+		return lh_handle(svc, c);
 	if (strcmp(what, "stripe") == 0)
 		return cm_mutex_lock(cm_bcache_stripe(c, block));
 	r = cm_bcache_getblk(c, block, &bh);
@@ -164,8 +177,7 @@ int main(int argc, char **argv)
 		r = lh_take(&svc, hold, block);
 		if (r < 0)
 			return cm_log_errno(r, "cannot take %s: %m", hold), 2;
-		if (r == 0)
-			cm_info("holding %s (block %llu)", hold, block);
+		cm_info("holding %s (block %llu)", hold, block);
 	}
 	if (fd >= 0)
 		close(fd);
