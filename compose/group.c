@@ -275,7 +275,7 @@ static bool sv_held_handle(sv_super *sv, cm_layout *l, pid_t pid, char *what, si
 	p = cm_arena_ptr(sv->arena, j->handles, sizeof(*p));
 	if (!p || p->objsize < sizeof(jbd_handle))
 		return false;
-	for (uint32_t i = 0; i < p->nobj; i++) {
+	for (uint32_t i = 0; i < p->nobj && i < JBD_MAX_HANDLES; i++) {
 		jbd_handle *h = cm_pool_obj(sv->arena, p, i);
 		uint32_t t = h ? __atomic_load_n(&h->h_transaction, __ATOMIC_RELAXED) : 0;
 		if (t == 0)

@@ -23,8 +23,8 @@
  * after its delay; its peers keep running and its clients resubmit
  * (chan.h). Resubmission executes again a request the dead service was
  * executing, which only block I/O survives: any other service (alloc-svc,
- * journald-svc) that dies mid-request restarts the group. Status calls the instance degraded (or stalled) while
- * such a service is not ready.
+ * journald-svc) that dies mid-request restarts the group. Status calls the
+ * instance degraded (or stalled) while such a service is not ready.
  *
  * Restart delays (policy.c): SV_BACKOFF_MIN_MS, doubling with each death
  * that comes before the service was ready for SV_STABLE_MS, capped at
