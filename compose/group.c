@@ -209,14 +209,57 @@ void sv_group_restart(sv_super *sv, const char *why, uint32_t delay_ms)
 	sv->group_restart_at = cm_now_ns() + (uint64_t)delay_ms * 1000000ULL;
 }
 
+/* The journal's handle pool, read-only, or NULL before journald-svc made it. */
+static cm_pool *sv_handle_pool(sv_super *sv, cm_layout *l)
+{
+	cm_off off = atomic_load(&l->journal);
+	jbd_journal *j = off ? cm_arena_ptr(sv->arena, off, sizeof(*j)) : NULL;
+	cm_pool *p;
+
+	if (!j || j->magic != JBD_MAGIC || j->version != JBD_VERSION)
+		return NULL;
+	p = cm_arena_ptr(sv->arena, j->handles, sizeof(*p));
+	return p && p->objsize >= sizeof(jbd_handle) ? p : NULL;
+}
+
+/* A process that is not a service (a tool or a benchmark attached to the
+ * arena) and died with a journal handle open leaves a transaction that can
+ * never commit: its pid, or 0 if every open handle's owner lives. */
+static pid_t sv_dead_handle_owner(sv_super *sv, cm_layout *l)
+{
+	cm_pool *p = sv_handle_pool(sv, l);
+
+	for (uint32_t i = 0; p && i < p->nobj && i < JBD_MAX_HANDLES; i++) {
+		jbd_handle *h = cm_pool_obj(sv->arena, p, i);
+		pid_t owner, joiner;
+
+		if (!h || !__atomic_load_n(&h->h_transaction, __ATOMIC_RELAXED))
+			continue;
+		owner = atomic_load(&h->h_pid);
+		joiner = atomic_load(&h->h_join_pid);
+		if (owner && !cm_pid_alive(owner))
+			return owner;
+		if (joiner && !cm_pid_alive(joiner))
+			return joiner;
+	}
+	return 0;
+}
+
 void sv_group_check_dead_owners(sv_super *sv)
 {
 	cm_dead_box *box;
 	uint32_t reports;
 	char why[SV_REASON_MAX];
+	pid_t pid;
 
 	if (!sv->arena || sv->state != SV_READY)
 		return;
+	pid = sv_dead_handle_owner(sv, cm_layout_get(sv->arena));
+	if (pid) {
+		snprintf(why, sizeof(why), "pid %d died holding a journal handle", (int)pid);
+		sv_group_restart(sv, why, SV_BACKOFF_MIN_MS);
+		return;
+	}
 	box = &cm_layout_get(sv->arena)->dead;
 	reports = atomic_load(&box->reports);
 	if (reports == sv->dead_seen)
@@ -266,16 +309,9 @@ static bool sv_held_in_cache(sv_super *sv, cm_layout *l, pid_t pid, char *what, 
  * Read-only: the supervisor takes no journal lock. */
 static bool sv_held_handle(sv_super *sv, cm_layout *l, pid_t pid, char *what, size_t len)
 {
-	cm_off off = atomic_load(&l->journal);
-	jbd_journal *j = off ? cm_arena_ptr(sv->arena, off, sizeof(*j)) : NULL;
-	cm_pool *p;
+	cm_pool *p = sv_handle_pool(sv, l);
 
-	if (!j || j->magic != JBD_MAGIC || j->version != JBD_VERSION)
-		return false;
-	p = cm_arena_ptr(sv->arena, j->handles, sizeof(*p));
-	if (!p || p->objsize < sizeof(jbd_handle))
-		return false;
-	for (uint32_t i = 0; i < p->nobj && i < JBD_MAX_HANDLES; i++) {
+	for (uint32_t i = 0; p && i < p->nobj && i < JBD_MAX_HANDLES; i++) {
 		jbd_handle *h = cm_pool_obj(sv->arena, p, i);
 		uint32_t t = h ? __atomic_load_n(&h->h_transaction, __ATOMIC_RELAXED) : 0;
 		if (t == 0)
