@@ -1,11 +1,12 @@
 /*
- * logwrite.c - the FLUSH -> COMMIT transition of a commit
- * (jbd_commit_write_log, commit.h): ordered data home, then revoke blocks,
- * descriptor blocks of 8-byte JBD2 tags (SAME_UUID on all but the first of
- * a descriptor, which the UUID follows; LAST_TAG on the last) and the
- * logged blocks, pipelined on one blockdev channel and reaped in order,
- * then a flush. Each logged buffer goes METADATA -> SHADOW -> FORGET
- * around its write; no journal lock is held while waiting for I/O.
+ * logwrite.c - FLUSH -> COMMIT (jbd_commit_write_log, commit.h): the
+ * journal superblock first if the log was empty on disk, ordered data
+ * home, revoke blocks, descriptor blocks of 8-byte JBD2 tags (the UUID
+ * after each descriptor's first, SAME_UUID on the rest, LAST_TAG on the
+ * last), and the logged blocks: the frozen copy where the running
+ * transaction took the buffer over, an escaped copy where it begins with
+ * the journal magic. Pipelined on one blockdev channel, then a flush; no
+ * journal lock is held while waiting for I/O.
  */
 #include <errno.h>
 #include <stdlib.h>
