@@ -373,7 +373,8 @@ static void case_ordered(void)
 static void case_wrap(void)
 {
 	uint32_t idx[60], wraps = 0, last_head = jc->j->j_head, cps = 0;
-	uint64_t seed = 0x1234567;
+	uint64_t seed = 0x1234567, t0 = cm_now_ns(), lb0 = atomic_load(&jc->j->stats.log_blocks);
+	double s;
 	int r = 0, n = 60;
 
 	for (int t = 0; r >= 0 && t < n; t++) {
@@ -392,7 +393,10 @@ static void case_wrap(void)
 			wraps++;
 		last_head = jc->j->j_head;
 	}
+	s = (double)(cm_now_ns() - t0) / 1e9;
 	t_ok(r >= 0, "60 transactions of 60 blocks committed (%d)", r);
+	t_diag("wrap: %.0f commits/s, %.0f log blocks/s with checkpoints (%.3f s)", 60 / s,
+	       (double)(atomic_load(&jc->j->stats.log_blocks) - lb0) / s, s);
 	t_diag("log blocks written %llu, checkpoints %u, head wrapped %u times, %llu home writes",
 	       (unsigned long long)atomic_load(&jc->j->stats.log_blocks), cps, wraps,
 	       (unsigned long long)atomic_load(&jc->j->stats.checkpoint_blocks));
@@ -451,6 +455,10 @@ static void case_group(void)
 	mark_committed();
 	t_ok(r >= 0 && !w[0].err && !w[1].err && !w[2].err && !w[3].err,
 	     "4 writers x 2000 handles with a commit loop (%d %d)", r, w[0].err);
+	t_diag("average commit %.0f us over %llu commits",
+	       (double)atomic_load(&jc->j->stats.commit_ns) / 1e3 /
+		       (double)atomic_load(&jc->j->stats.commits),
+	       (unsigned long long)atomic_load(&jc->j->stats.commits));
 	t_diag("group commit: %llu handles in %llu commits, %llu frozen copies in all",
 	       (unsigned long long)(atomic_load(&jc->j->stats.handles) - h0),
 	       (unsigned long long)(atomic_load(&jc->j->stats.commits) - c0),
