@@ -87,7 +87,7 @@ static void jbd_logw_drain(jbd_logw *w)
 		jbd_logw_reap(w);
 }
 
-/* Queues the write of data to log block lblk; it's jh and ci are finished
+/* Queues the write of data to log block lblk; its jh and ci are finished
  * when it is reaped (at once if it could not be queued). */
 static void jbd_logw_submit(jbd_logw *w, uint32_t lblk, cm_off data, jbd_jh *jh, uint32_t ci)
 {
@@ -364,6 +364,7 @@ int jbd_commit_write_log(jbd_ctx *jc, cm_bdev *bd, jbd_transaction *t)
 		jbd_state_leave(jc);
 	}
 out:
+	jbd_logw_drain(w);
 	free(w->revokes);
 	free(w);
 	if (r < 0 && r != -EOWNERDEAD) {
