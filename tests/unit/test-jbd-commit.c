@@ -1,18 +1,11 @@
-/* test-jbd-commit.c - the commit and checkpoint side of the journal on a
- * real ext3 image (mke2fs -t ext3, 1 KiB blocks, 8 MiB, a 1024-block
- * journal) served by a forked blockdev server, with e2fsck as the oracle:
- * after commits, a copy of the image taken with no checkpoint (as after a
- * crash) is replayed by `e2fsck -fy`, must then pass `e2fsck -fn`, and its
- * blocks must hold what the model says was committed. Cases: plain
- * commits, blocks that begin with the journal magic (escaped), a commit
- * callback, a buffer changed by the next transaction while its own
- * commits (frozen copy), a revoked block, ordered data, the log wrapping
- * many times with checkpoints, a commit loop with several writer threads
- * (group commit), and a clean shutdown (s_start 0, needs_recovery
- * cleared, every block home); all of it with the fine-grained lock set
- * and with --locking=big. Then a device whose writes fail: the journal
- * aborts and e2fsck replays what committed before. Needs mke2fs and
- * e2fsck. T_KEEP=1 keeps the images. */
+/* test-jbd-commit.c - commit and checkpoint on a real ext3 image (1 KiB
+ * blocks, 8 MiB, 1024-block log) behind a forked blockdev server, e2fsck
+ * the oracle: a copy taken without checkpoint (as after a crash) must
+ * replay under `e2fsck -fy` to the model's blocks and then pass -fn. Plain
+ * commits, escaped blocks, a commit callback, a frozen copy, a revoke,
+ * ordered data, the log wrapping with checkpoints, group commit with
+ * writer threads, clean shutdown; in both locking modes; then failing
+ * writes abort the journal. Needs mke2fs, e2fsck; T_KEEP=1 keeps images. */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
