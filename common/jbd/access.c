@@ -215,14 +215,16 @@ leave:
 	return r;
 }
 
+/* In --locking=big mode the big lock stands in for the stripe. */
 int jbd_lock_bh_state(jbd_ctx *jc, cm_bh *bh)
 {
-	return cm_mutex_lock(jbd_bh_state(jc, cm_bh_blocknr(bh)));
+	return jc->big ? cm_mutex_lock(&jc->ls->big_lock)
+		       : cm_mutex_lock(jbd_bh_state(jc, cm_bh_blocknr(bh)));
 }
 
 void jbd_unlock_bh_state(jbd_ctx *jc, cm_bh *bh)
 {
-	cm_mutex_unlock(jbd_bh_state(jc, cm_bh_blocknr(bh)));
+	cm_mutex_unlock(jc->big ? &jc->ls->big_lock : jbd_bh_state(jc, cm_bh_blocknr(bh)));
 }
 
 const void *jbd_committed_data(jbd_ctx *jc, cm_bh *bh)
