@@ -95,7 +95,8 @@ static int server_main(void *arg)
 
 	(void)arg;
 	prctl(PR_SET_PDEATHSIG, SIGKILL);
-	if (bd_device_open(&s.dev, img, why, sizeof(why)) < 0)
+	s.bounce = malloc((size_t)CM_BD_MAX_SECTORS * CM_BD_SECTOR);
+	if (!s.bounce || bd_device_open(&s.dev, img, why, sizeof(why)) < 0)
 		return 2;
 	cm_chan_server_init(&srv, a, 0);
 	while (!atomic_load(stop_server)) {
@@ -105,6 +106,7 @@ static int server_main(void *arg)
 			cm_chan_server_wait(&srv, armed, 100);
 	}
 	bd_device_close(&s.dev);
+	free(s.bounce);
 	return 0;
 }
 
