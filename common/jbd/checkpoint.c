@@ -5,16 +5,19 @@
  * in the journal superblock first (flushed) and in memory after, so a
  * crash never finds s_start naming blocks that a later commit reused.
  * Starters waiting for space are woken. Also the clean shutdown.
- *
- *   FINISHED -> (freed)  jbd_checkpoint_drop (j_list_lock): its checkpoint
- *                        list is empty (each buffer home, or logged again
- *                        by a later committed transaction, which took it).
  */
 #include <errno.h>
 #include <stdlib.h>
 
 #include "commit.h"
 #include "runtime.h"
+
+/*
+ *   FINISHED -> (freed)  jbd_checkpoint_drop (j_list_lock): its checkpoint
+ *                        list is empty (each buffer home, or logged again
+ *                        by a later committed transaction, which took it),
+ *                        and the tail then moves past its log blocks.
+ */
 
 /* ---- j_checkpoint_transactions: circular, the head names the oldest ---- */
 
