@@ -430,7 +430,7 @@ int jbd_wait_commit(jbd_ctx *jc, uint32_t tid)
 			cm_event_cancel(&j->j_wait_done_commit);
 			return 0;
 		}
-		if (__atomic_load_n(&j->j_flags, __ATOMIC_RELAXED) & JBD_F_ABORTED) {
+		if (atomic_load_explicit(&j->j_flags, memory_order_relaxed) & JBD_F_ABORTED) {
 			cm_event_cancel(&j->j_wait_done_commit);
 			return -EIO;
 		}
