@@ -26,15 +26,19 @@
 
 #define CM_LOCK_NAME_MAX 24
 
-typedef struct cm_mutex {
+/* Aligned to a cache line so that neighbouring locks (stripes, the lock
+ * set's fields) do not share one between CPUs. */
+typedef struct __attribute__((aligned(64))) cm_mutex {
+	/* What every lock and unlock touches, in the first cache line. */
 	pthread_mutex_t mtx;            /* robust, process-shared */
-	uint32_t rank;                  /* [immutable] see lockset.h */
-	char name[CM_LOCK_NAME_MAX];    /* [immutable] */
 	_Atomic int32_t owner;          /* [mtx] holder's pid; racy read ok: dead-owner scans */
 	_Atomic uint32_t poisoned;      /* [atomic] a holder died: state behind it lost */
+	uint32_t rank;                  /* [immutable] see lockset.h */
 	_Atomic uint64_t acquisitions;  /* [atomic] */
+	/* Only on contention, in debug builds and for status. */
 	_Atomic uint64_t contended;     /* [atomic] acquisitions that had to wait */
 	_Atomic uint64_t wait_ns;       /* [atomic] total time spent waiting */
+	char name[CM_LOCK_NAME_MAX];    /* [immutable] */
 } cm_mutex;
 
 /* Called with the poisoned lock and the pid that died holding it (0 if

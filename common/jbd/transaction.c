@@ -12,6 +12,7 @@
  */
 #include <errno.h>
 #include <signal.h>
+#include <string.h>
 #include <unistd.h>
 
 #include "runtime.h"
@@ -182,16 +183,35 @@ static int jbd_start_this_handle(jbd_ctx *jc, jbd_handle *h, int nblocks)
 	return r;
 }
 
+#define JBD_STARTS_BATCH 64
+static __thread uint32_t jbd_starts_pending;
+
 static void jbd_free_handle(jbd_ctx *jc, jbd_handle *h)
 {
+	uint32_t idx = cm_pool_idx(jc->a, jc->hpool, h), none = 0;
+
 	h->h_transaction = 0;
 	atomic_store(&h->h_pid, 0);
-	cm_pool_put(jc->a, jc->hpool, cm_pool_idx(jc->a, jc->hpool, h));
+	if (!atomic_compare_exchange_strong(&jc->spare, &none, idx + 1))
+		cm_pool_put(jc->a, jc->hpool, idx);
+}
+
+/* A free handle: this process's spare, else one from the shared pool. */
+static jbd_handle *jbd_alloc_handle(jbd_ctx *jc)
+{
+	uint32_t spare = atomic_exchange(&jc->spare, 0);
+	uint32_t idx = spare ? spare - 1 : cm_pool_get(jc->a, jc->hpool);
+	jbd_handle *h;
+
+	if (idx == CM_POOL_NONE)
+		return NULL;
+	h = cm_pool_obj(jc->a, jc->hpool, idx);
+	memset(h, 0, sizeof(*h));
+	return h;
 }
 
 int jbd_start(jbd_ctx *jc, int nblocks, jbd_handle **ret)
 {
-	uint32_t idx;
 	jbd_handle *h;
 	int r;
 
@@ -202,10 +222,9 @@ int jbd_start(jbd_ctx *jc, int nblocks, jbd_handle **ret)
 	}
 	if (nblocks <= 0 || (uint32_t)nblocks > jc->j->j_max_transaction_buffers)
 		return -ENOSPC;
-	idx = cm_pool_get(jc->a, jc->hpool);
-	if (idx == CM_POOL_NONE)
+	h = jbd_alloc_handle(jc);
+	if (!h)
 		return -ENOMEM;
-	h = cm_pool_obj(jc->a, jc->hpool, idx);
 	h->h_ref = 1;
 	atomic_store(&h->h_pid, getpid());
 	r = jbd_enter(jc);
@@ -217,7 +236,10 @@ int jbd_start(jbd_ctx *jc, int nblocks, jbd_handle **ret)
 		jbd_free_handle(jc, h);
 		return r;
 	}
-	atomic_fetch_add(&jc->j->stats.handle_starts, 1);
+	if (++jbd_starts_pending == JBD_STARTS_BATCH) {
+		atomic_fetch_add(&jc->j->stats.handle_starts, JBD_STARTS_BATCH);
+		jbd_starts_pending = 0;
+	}
 	jbd_current = h;
 	*ret = h;
 	return 0;
