@@ -13,7 +13,6 @@
 #include <errno.h>
 #include <signal.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "runtime.h"
 
@@ -226,7 +225,7 @@ int jbd_start(jbd_ctx *jc, int nblocks, jbd_handle **ret)
 	if (!h)
 		return -ENOMEM;
 	h->h_ref = 1;
-	atomic_store(&h->h_pid, getpid());
+	atomic_store(&h->h_pid, cm_self_pid());
 	r = jbd_enter(jc);
 	if (r == 0) {
 		r = jbd_start_this_handle(jc, h, nblocks);
@@ -291,7 +290,7 @@ int jbd_stop(jbd_ctx *jc, jbd_handle *h)
 	bool sync = h->h_sync, full = false;
 	int r, err;
 
-	if (jbd_join_depth > 0 && atomic_load(&h->h_join_pid) == getpid()) {
+	if (jbd_join_depth > 0 && atomic_load(&h->h_join_pid) == cm_self_pid()) {
 		h->h_ref--;
 		if (--jbd_join_depth == 0) {
 			atomic_store(&h->h_join_pid, 0);
@@ -409,7 +408,7 @@ int jbd_join(jbd_ctx *jc, cm_off token, jbd_handle **ret)
 	if (jbd_current && jbd_current != h)
 		return -EBUSY;
 	h->h_ref++;
-	atomic_store(&h->h_join_pid, getpid());
+	atomic_store(&h->h_join_pid, cm_self_pid());
 	jbd_join_depth++;
 	jbd_current = h;
 	*ret = h;
