@@ -266,14 +266,15 @@ static int jbd_drop_update(jbd_ctx *jc, jbd_handle *h, bool *full)
 	return last;
 }
 
-/* Asks for the commit of t if the handle wants it synchronously, t holds
- * more than a transaction should (full), or t is past its commit interval;
- * j_state_lock is taken only then. */
-static int jbd_maybe_commit(jbd_ctx *jc, jbd_handle *h, jbd_transaction *t, bool full)
+/* Asks for the commit of t if the handle wants it synchronously or t holds
+ * more than a transaction should (full); j_state_lock is taken only then.
+ * A transaction past its commit interval is journald-svc's to notice: its
+ * commit thread checks t_expires_ns, so no stop reads the clock. */
+static int jbd_maybe_commit(jbd_ctx *jc, jbd_handle *h, bool full)
 {
 	int r;
 
-	if (!h->h_sync && !full && cm_now_ns() < t->t_expires_ns)
+	if (!h->h_sync && !full)
 		return 0;
 	r = jbd_lock(jc, jbd_state_lock(jc));
 	if (r < 0)
@@ -309,7 +310,7 @@ int jbd_stop(jbd_ctx *jc, jbd_handle *h)
 		if (t) {
 			r = jbd_drop_update(jc, h, &full);
 			if (r >= 0)
-				r = jbd_maybe_commit(jc, h, t, full);
+				r = jbd_maybe_commit(jc, h, full);
 		}
 		jbd_leave(jc);
 	}
