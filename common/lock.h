@@ -47,6 +47,9 @@ typedef void cm_dead_owner_hook(cm_mutex *m, int32_t dead_pid, void *ctx);
 void cm_lock_set_dead_owner_hook(cm_dead_owner_hook *hook, void *ctx);
 
 int cm_mutex_init(cm_mutex *m, uint32_t rank, const char *name);
+/* This process's pid, without a system call (glibc no longer caches it);
+ * right in a child after fork too. */
+int32_t cm_self_pid(void);
 /* 0 with the lock held, or -EOWNERDEAD without it (see above). */
 int cm_mutex_lock(cm_mutex *m);
 /* 0 with the lock held, -EBUSY, or -EOWNERDEAD without it. */

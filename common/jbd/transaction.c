@@ -13,7 +13,6 @@
 #include <errno.h>
 #include <signal.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "runtime.h"
 
@@ -226,7 +225,7 @@ int jbd_start(jbd_ctx *jc, int nblocks, jbd_handle **ret)
 	if (!h)
 		return -ENOMEM;
 	h->h_ref = 1;
-	atomic_store(&h->h_pid, getpid());
+	atomic_store(&h->h_pid, cm_self_pid());
 	r = jbd_enter(jc);
 	if (r == 0) {
 		r = jbd_start_this_handle(jc, h, nblocks);
@@ -267,14 +266,15 @@ static int jbd_drop_update(jbd_ctx *jc, jbd_handle *h, bool *full)
 	return last;
 }
 
-/* Asks for the commit of t if the handle wants it synchronously, t holds
- * more than a transaction should (full), or t is past its commit interval;
- * j_state_lock is taken only then. */
-static int jbd_maybe_commit(jbd_ctx *jc, jbd_handle *h, jbd_transaction *t, bool full)
+/* Asks for the commit of t if the handle wants it synchronously or t holds
+ * more than a transaction should (full); j_state_lock is taken only then.
+ * A transaction past its commit interval is journald-svc's to notice: its
+ * commit thread checks t_expires_ns, so no stop reads the clock. */
+static int jbd_maybe_commit(jbd_ctx *jc, jbd_handle *h, bool full)
 {
 	int r;
 
-	if (!h->h_sync && !full && cm_now_ns() < t->t_expires_ns)
+	if (!h->h_sync && !full)
 		return 0;
 	r = jbd_lock(jc, jbd_state_lock(jc));
 	if (r < 0)
@@ -291,7 +291,7 @@ int jbd_stop(jbd_ctx *jc, jbd_handle *h)
 	bool sync = h->h_sync, full = false;
 	int r, err;
 
-	if (jbd_join_depth > 0 && atomic_load(&h->h_join_pid) == getpid()) {
+	if (jbd_join_depth > 0 && atomic_load(&h->h_join_pid) == cm_self_pid()) {
 		h->h_ref--;
 		if (--jbd_join_depth == 0) {
 			atomic_store(&h->h_join_pid, 0);
@@ -310,7 +310,7 @@ int jbd_stop(jbd_ctx *jc, jbd_handle *h)
 		if (t) {
 			r = jbd_drop_update(jc, h, &full);
 			if (r >= 0)
-				r = jbd_maybe_commit(jc, h, t, full);
+				r = jbd_maybe_commit(jc, h, full);
 		}
 		jbd_leave(jc);
 	}
@@ -409,7 +409,7 @@ int jbd_join(jbd_ctx *jc, cm_off token, jbd_handle **ret)
 	if (jbd_current && jbd_current != h)
 		return -EBUSY;
 	h->h_ref++;
-	atomic_store(&h->h_join_pid, getpid());
+	atomic_store(&h->h_join_pid, cm_self_pid());
 	jbd_join_depth++;
 	jbd_current = h;
 	*ret = h;
