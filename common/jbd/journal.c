@@ -76,6 +76,7 @@ int jbd_create(cm_arena *a, const jbd_geometry *g, cm_off *ret)
 	j->j_transaction_sequence = g->sequence;
 	j->j_tail_sequence = g->sequence;
 	atomic_store(&j->j_commit_sequence, g->sequence - 1);
+	j->j_commit_request = g->sequence - 1;
 	j->j_flags = JBD_F_FLUSHED;
 	cm_event_init(&j->j_wait_transaction_locked);
 	cm_event_init(&j->j_wait_updates);
@@ -400,5 +401,6 @@ jbd_transaction *__jbd_new_transaction(jbd_ctx *jc)
 
 void jbd_free_transaction(jbd_ctx *jc, jbd_transaction *t)
 {
+	atomic_store(&t->t_state, 0);
 	cm_pool_put(jc->a, jc->tpool, cm_pool_idx(jc->a, jc->tpool, t));
 }

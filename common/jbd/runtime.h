@@ -55,6 +55,10 @@ void jbd_leave(jbd_ctx *jc);
  * BKL was released when its holder slept. */
 void jbd_wait_begin(jbd_ctx *jc);
 int jbd_wait_end(jbd_ctx *jc);
+/* Waits on ev (prepared as seq, with every lock but the big one dropped)
+ * for at most a short while: 0, -ESTALE when the arena was discarded. The
+ * caller re-checks its condition and loops. */
+int jbd_sleep(jbd_ctx *jc, cm_event *ev, uint32_t seq);
 
 static inline cm_mutex *jbd_state_lock(jbd_ctx *jc)
 {
@@ -125,7 +129,9 @@ void jbd_free_transaction(jbd_ctx *jc, jbd_transaction *t);
  * other one; the running transaction's revokes go to a fresh table. */
 void jbd_switch_revoke_table(jbd_ctx *jc);
 /* Calls fn for every record of the table not in use by the running
- * transaction (the committing one's), then empties it. */
+ * transaction (the committing one's), then empties it. fn runs under
+ * j_revoke_lock: it must not wait or lock; it returns 0 or an error, and
+ * the first error is returned (the table is emptied all the same). */
 int jbd_drain_revokes(jbd_ctx *jc, int (*fn)(void *ctx, uint64_t blocknr), void *ctx);
 /* Cancels a revoke of bh's block by the running transaction (write access
  * to a revoked block). */
