@@ -14,10 +14,12 @@ its sectors garbage.
   wlog-cut info LOG                     counts: writes, flushes, boundaries
   wlog-cut list LOG [--block-size=BS]   one line per record; blocks that
                                         begin with a JBD header are named
-  wlog-cut cut BASE LOG K OUT [--seed=S] [--tear]
-  wlog-cut each BASE LOG DIR [--seeds=N] [--tear]
+  wlog-cut cut BASE LOG K OUT [--seed=S] [--tear] [--atomic=RANGES]
+  wlog-cut each BASE LOG DIR [--seeds=N] [--tear] [--atomic=RANGES]
                                         DIR/cut-K.img for every K, and
                                         DIR/cut-K-sS.img for S in 1..N
+  --atomic=A-B,C-D...                   writes touching sectors [A, B) or
+                                        [C, D) are never torn (superblocks)
 
 cut and each print one line per image: the boundary, the seed, and which
 writes of the window were applied (a), dropped (d) or torn (t), by index.
@@ -108,9 +110,10 @@ class Cutter:
     """The device at a boundary, kept in memory and moved forward one
     window of writes at a time; cut() writes an image file from it."""
 
-    def __init__(self, log, base_path):
+    def __init__(self, log, base_path, atomic=()):
         self.log = log
         self.base_path = base_path
+        self.atomic = atomic
         self._reset()
         if log.end_sector() * SECTOR > len(self.dev):
             raise LogError("%s: writes reach byte %d, past the end of %s (%d bytes)" %
@@ -134,6 +137,10 @@ class Cutter:
             self._apply(i)
         self.k = k
 
+    def _is_atomic(self, i):
+        sector, nsect, _, _ = self.log.writes[i]
+        return any(sector < end and start < sector + nsect for start, end in self.atomic)
+
     def plan(self, k, seed, tear):
         """The fate of each write of window k: ('a', i), ('d', i) or
         ('t', i, [sector states]) with a state per sector: 'a' applied,
@@ -141,8 +148,9 @@ class Cutter:
         rng = random.Random("%d/%d/%d" % (k, seed, tear))
         win = list(self.log.window(k))
         fate = [("a" if rng.random() < 0.5 else "d", i) for i in win]
-        if tear and win:
-            j = rng.randrange(len(win))
+        tearable = [j for j, i in enumerate(win) if not self._is_atomic(i)]
+        if tear and tearable:
+            j = tearable[rng.randrange(len(tearable))]
             nsect = self.log.writes[win[j]][1]
             states = ["a" if rng.random() < 0.5 else "d" for _ in range(nsect)]
             states[rng.randrange(nsect)] = "g"
@@ -208,8 +216,8 @@ def cmd_list(log, bs):
             print("f %d %d" % (k + 1, w))
 
 
-def cmd_each(log, base, outdir, seeds, tear):
-    cutter = Cutter(log, base)
+def cmd_each(log, base, outdir, seeds, tear, atomic):
+    cutter = Cutter(log, base, atomic)
     os.makedirs(outdir, exist_ok=True)
     for k in range(log.flushes + 1):
         cutter.cut(k, os.path.join(outdir, "cut-%d.img" % k))
@@ -228,7 +236,7 @@ def main(argv):
     opts = {a.split("=")[0]: a.split("=", 1)[1] if "=" in a else ""
             for a in argv if a.startswith("--")}
     args = [a for a in argv if not a.startswith("--")]
-    known = {"--seed", "--seeds", "--tear", "--block-size"}
+    known = {"--seed", "--seeds", "--tear", "--block-size", "--atomic"}
     if not args or set(opts) - known:
         return usage()
     try:
@@ -237,6 +245,10 @@ def main(argv):
         bs = int(opts.get("--block-size", "1024"))
         if bs < SECTOR or bs & (bs - 1) or seeds < 0:
             raise ValueError("block size %d, seeds %d" % (bs, seeds))
+        atomic = [tuple(int(x) for x in r.split("-", 1)) for r in opts["--atomic"].split(",")] \
+            if opts.get("--atomic") else []
+        if any(len(r) != 2 or r[0] >= r[1] for r in atomic):
+            raise ValueError("--atomic wants sector ranges A-B with A < B")
         cmd, rest = args[0], args[1:]
         if cmd == "info" and len(rest) == 1:
             log = WriteLog(rest[0])
@@ -246,11 +258,11 @@ def main(argv):
         elif cmd == "list" and len(rest) == 1:
             cmd_list(WriteLog(rest[0]), bs)
         elif cmd == "cut" and len(rest) == 4:
-            cutter = Cutter(WriteLog(rest[1]), rest[0])
+            cutter = Cutter(WriteLog(rest[1]), rest[0], atomic)
             fate = cutter.cut(int(rest[2]), rest[3], seed, "--tear" in opts)
             print(fate_line(int(rest[2]), seed, fate))
         elif cmd == "each" and len(rest) == 3:
-            cmd_each(WriteLog(rest[1]), rest[0], rest[2], seeds, "--tear" in opts)
+            cmd_each(WriteLog(rest[1]), rest[0], rest[2], seeds, "--tear" in opts, atomic)
         else:
             return usage()
     except (LogError, OSError, ValueError) as e:
