@@ -8,11 +8,13 @@ in: the last of its events in a transaction <= D decides. A write (w, c,
 u) leaves its pattern, block for block; a forget leaves anything (an older
 logged copy may be replayed); a revoke leaves the block as it was before
 recovery (replay must not touch it); no event leaves it as in the image
-before the run. A handle with no 'stop' line, or stopped with an error, is
-uncertain: all of its writes are there or none.
+before the run. A handle with no 'stop' line (its process was killed with
+it open) is uncertain: all of its writes are there or none. A handle that
+stopped with an error may have committed any of its changes (as in JBD, an
+error does not take back what the handle already dirtied).
 
   jbd-model powercut --base=IMG --log=WLOG --recover=EXT3D-RECOVER
-        --tmp=DIR [--jsb=BLOCK] [--seeds=N] [--stride=S] MODEL...
+        --tmp=DIR [--jsb=BLOCK] [--seeds=N] [--stride=S] [--min-wraps=N] MODEL...
       cuts the run at every S-th flush boundary of the write log (and with
       N seeded drop/tear variants each); on each cut, ext3d-recover and
       e2fsck -fy each replay a copy; both must hold exactly the transactions
@@ -56,7 +58,8 @@ class Model:
             with open(p) as f:
                 for line in f:
                     self._line(line.split())
-        self.uncertain = {k for k, v in self.handles.items() if v[1] is None or v[1] != 0}
+        self.uncertain = {k for k, v in self.handles.items() if v[1] is None}
+        self.failed = {k for k, v in self.handles.items() if v[1] not in (None, 0)}
 
     def _line(self, f):
         if not f or not f[-1]:
@@ -94,6 +97,8 @@ class Model:
         if last is None:
             return ("base",)
         tid, kind, w, seq, op = last
+        if (w, seq) in self.failed:
+            return ("any",)
         if kind in "wcu":
             return ("eq", pattern(self.bs, w, seq, tid, op, block, kind))
         return ("any",) if kind == "f" else ("pre",)
@@ -176,6 +181,14 @@ def durable_tid(cw, log, k, fate, img, bs):
     return best
 
 
+def is_jsb(log, i, opts, bs):
+    return "jsb" in opts and log.writes[i][0] == int(opts["jsb"]) * bs // 512
+
+
+def jsb_start(log, i):
+    return struct.unpack_from(">I", log.payload(i), 28)[0]
+
+
 def run(cmd):
     return subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
 
@@ -205,7 +218,7 @@ def powercut(opts, model):
     cut, x, o = (os.path.join(tmp, n) for n in ("cut.img", "x.img", "o.img"))
     for k in range(0, log.flushes + 1, stride):
         for seed in [None] + list(range(1, seeds + 1)):
-            fate = cutter.cut(k, cut, seed, bool(seed) and seed % 2 == 0)
+            fate = cutter.cut(k, cut, seed, bool(seed) and (k + seed) % 2 == 0)
             torn += sum(f[0] == "t" for f in fate)
             dropped += sum(f[0] == "d" for f in fate)
             pre = open(cut, "rb").read()
@@ -236,6 +249,11 @@ def powercut(opts, model):
           "%d distinct durable tids" % (cuts, len(range(0, log.flushes + 1, stride)), log.flushes + 1,
                                         seeds, dropped, torn, len(durables)))
     verdict(cuts >= 1 and len(cw) > 0, "the run logged commit blocks and was cut %d times" % cuts)
+    wraps = sum(1 for a, b in zip(cw, cw[1:]) if b[1] < a[1])
+    starts = len({jsb_start(log, i) for i in range(len(log.writes)) if is_jsb(log, i, opts, bs)})
+    verdict(wraps >= int(opts.get("min-wraps", "0")),
+            "the log wrapped %d times; the journal superblock took %d distinct s_start values"
+            % (wraps, starts))
     verdict(not fails["rec"], "ext3d-recover and e2fsck -fy ran on every cut", fails["rec"])
     verdict(not fails["ours"], "ext3d's replay holds every durable transaction and nothing later, "
             "block for block, on every cut", fails["ours"])
@@ -250,12 +268,15 @@ def settled(opts, model):
     pre, post = open(opts["pre"], "rb").read(), open(opts["post"], "rb").read()
     lo = max([int(opts.get("min-tid", "-1"))] + list(model.seen))
     tids = [t for t in model.tids() if t >= lo] or [lo]
-    fits = [d for d in [lo] + tids if not model.explain(post, pre, base, d)]
-    print("# %d handles (%d uncertain), tids %s..%s, workers saw %d commits (last %s); fits at %s" % (
-        len(model.handles), len(model.uncertain), model.tids()[:1], model.tids()[-1:],
-        len(model.seen), max(model.seen, default="-"), fits[:3] or "none"))
-    verdict(bool(fits), "some tid >= %d explains every block (every seen commit there, "
-            "nothing half)" % lo, model.explain(post, pre, base, tids[-1])[:5])
+    tried = {d: model.explain(post, pre, base, d) for d in [lo] + tids}
+    best = min(tried, key=lambda d: (len(tried[d]), d))
+    print("# %d handles (%d uncertain), tids %s..%s, workers saw %d commits (last %s); "
+          "best fit at tid %d with %d blocks off" % (
+              len(model.handles), len(model.uncertain), min(model.tids(), default="-"),
+              max(model.tids(), default="-"), len(model.seen), max(model.seen, default="-"),
+              best, len(tried[best])))
+    verdict(not tried[best], "some tid >= %d explains every block (every seen commit there, "
+            "nothing half)" % lo, tried[best])
 
 
 def final(opts, model):

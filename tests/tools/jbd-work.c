@@ -6,6 +6,7 @@
  * access with known patterns, forget and revoke, sync handles, forced
  * commits with waits, and (--direct) writes that bypass the journal into
  * blocks whose revoke committed, as a freed block reused for file data is.
+ * --name is its compose service name when it is not "jbd-work".
  *
  * Every line of the model (--model, appended with one write(2) a line, so a
  * SIGKILL loses at most the line being formed) is written before what it
@@ -224,7 +225,7 @@ typedef struct jw_op {
 	uint32_t bi;        /* index into w->blk */
 } jw_op;
 
-static char jw_choose(jw *w, jw_block *b, uint32_t tid)
+static char jw_pick_kind(jw *w, const jw_block *b, uint32_t tid)
 {
 	uint32_t p = jw_below(w, 100);
 
@@ -236,9 +237,26 @@ static char jw_choose(jw *w, jw_block *b, uint32_t tid)
 		return 'w';
 	if (p < 82)
 		return 'f';
-	if (p < 94 && b->rv_tid != tid)
+	if (p < 94 && b->rv_tid != tid) /* JBD refuses a second revoke in one transaction */
 		return 'r';
 	return 'w';
+}
+
+/* Chooses the next op on b and moves b's state as the op will (the plan
+ * is made whole before the handle changes anything). */
+static char jw_choose(jw *w, jw_block *b, uint32_t tid)
+{
+	char kind = jw_pick_kind(w, b, tid);
+
+	if (kind == 'r') {
+		b->state = JW_REVOKED;
+		b->rv_tid = tid;
+	} else if (kind != 'f') {
+		b->state = JW_USED;
+		if (b->rv_tid == tid)
+			b->rv_tid = 0; /* write access cancels this transaction's revoke */
+	}
+	return kind;
 }
 
 static int jw_write_op(jw *w, jbd_handle *h, const jw_op *op, uint32_t idx, uint32_t tid)
@@ -271,11 +289,6 @@ static int jw_write_op(jw *w, jbd_handle *h, const jw_op *op, uint32_t idx, uint
 		r = jbd_dirty_metadata(w->jc, h, bh);
 	}
 	cm_bcache_put(w->cache, bh);
-	if (r == 0) {
-		b->state = JW_USED;
-		if (b->rv_tid == tid)
-			b->rv_tid = 0; /* write access cancels this transaction's revoke */
-	}
 	return r;
 }
 
@@ -299,10 +312,6 @@ static int jw_do_op(jw *w, jbd_handle *h, const jw_op *op, uint32_t idx, uint32_
 	r = jbd_revoke(w->jc, h, b->nr, bh);
 	if (bh)
 		cm_bcache_put(w->cache, bh);
-	if (r == 0) {
-		b->state = JW_REVOKED;
-		b->rv_tid = tid;
-	}
 	return r;
 }
 
@@ -476,6 +485,7 @@ static const struct option jw_options[] = {
 	{"direct", no_argument, NULL, 'D'},
 	{"model", required_argument, NULL, 'm'},
 	{"done", required_argument, NULL, 'd'},
+	{"name", required_argument, NULL, 'N'},
 	{0},
 };
 
@@ -498,6 +508,7 @@ static int jw_parse(jw *w, int argc, char **argv)
 		case 'D': o->direct = true; break;
 		case 'm': o->model = optarg; break;
 		case 'd': o->done = optarg; break;
+		case 'N': w->svc.name = optarg; break;
 		default:
 			if (cm_service_option(&w->svc, opt, optarg) <= 0)
 				return -EINVAL;
@@ -507,7 +518,8 @@ static int jw_parse(jw *w, int argc, char **argv)
 	    o->max_ops > JW_MAX_OPS || o->commit_every < 1)
 		return cm_log_errno(-EINVAL, "usage: jbd-work --model=FILE [--worker=W] [--blocks=8..4096]"
 				    " [--handles=N (0: until SIGTERM)] [--max-ops=1..%d]"
-				    " [--commit-every=N] [--seed=S] [--direct] [--done=FILE]", JW_MAX_OPS);
+				    " [--commit-every=N] [--seed=S] [--direct] [--done=FILE]"
+				    " [--name=SERVICE]", JW_MAX_OPS);
 	w->rng = o->seed * 0x2545f4914f6cdd1dULL + o->worker;
 	return 0;
 }
