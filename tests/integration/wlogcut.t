@@ -5,7 +5,8 @@
 # the writes before that flush; 'each' and the module give the same images
 # as 'cut'; a seeded cut applies exactly the writes it reports, in order,
 # drops the others, is the same for the same seed and differs across seeds;
-# a torn write has some sectors applied, some not and one garbage; bad logs
+# a torn write has some sectors applied, some not and one garbage, and
+# never touches the --atomic sectors; bad logs
 # and boundaries are refused with a reason, never a traceback.
 set -u
 . "$(dirname "$0")/../lib/tap.sh"
@@ -147,6 +148,24 @@ check(again.cut(9, d + "/t1.img", 3, True) == cutter.cut(9, d + "/t2.img", 3, Tr
       "the same seed gives the same image, whatever was cut before")
 check(cutter.cut(2, d + "/b.img") == [] and open(d + "/b.img", "rb").read() == replay(log.flush_at[2]),
       "going back to an earlier boundary replays from the base image")
+
+# --atomic: writes touching the protected sectors are never torn.
+guard = [(0, 64)]
+g = wc.Cutter(log, d + "/base.img", guard)
+torn_in, tears = 0, 0
+for k in range(log.flushes + 1):
+    for seed in range(1, 5):
+        for f in g.plan(k, seed, True)[0]:
+            if f[0] == "t":
+                tears += 1
+                torn_in += g._is_atomic(f[1])
+check(tears > 0 and torn_in == 0, "--atomic: no torn write touches sectors 0-63 (%d tears elsewhere)" % tears)
+r = run("cut", d + "/base.img", d + "/log", "3", d + "/a.img", "--seed=2", "--tear", "--atomic=0-64,100-120")
+check(r.returncode == 0 and all(int(t[1:].split(":")[0]) not in
+      [i for i in range(len(log.writes)) if g._is_atomic(i)] for t in r.stdout.split()[4:] if t.startswith("t")),
+      "--atomic on the command line: " + r.stdout.strip())
+r = run("cut", d + "/base.img", d + "/log", "3", d + "/a.img", "--atomic=9-3")
+check(r.returncode == 2 and "A-B" in r.stderr, "--atomic with an empty range refused")
 
 # Bad input: a reason on stderr, exit 2, no traceback.
 raw = open(d + "/log", "rb").read()
