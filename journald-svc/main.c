@@ -1,95 +1,68 @@
-/* main.c - journald-svc. At start, before it says it is ready (and so before
- * the services after it in the compose file start), it replays the
- * filesystem's journal through blockdev-svc if needs_recovery is set or the
- * log is not empty, and logs what it did; a journal it cannot replay stops
- * it with the reason. Then it idles until SIGTERM: commit and checkpoint
- * are issue 11's later parts. */
+/* main.c - journald-svc: replays the journal at start (recover.c), then
+ * creates the run-time journal and runs its commit thread until SIGTERM,
+ * when it shuts the journal down cleanly (commitd.c).
+ *   --commit-interval=MS   commit the running transaction this long after
+ *                          it started (default 5000)
+ *   --cache-size=MiB       the buffer cache, if journald-svc makes it (64) */
 #include <errno.h>
 #include <stdlib.h>
-#include <string.h>
 
-#include "bdclient.h"
+#include "jd.h"
 #include "log.h"
-#include "recovery.h"
-#include "service.h"
+#include "sandbox.h"
 
-#define JDS_BUF_BYTES 65536 /* the largest jd_dev transfer */
+enum { JD_OPT_COMMIT = 0x2000, JD_OPT_CACHE };
 
-/* jd_dev over blockdev-svc: data passes through one arena buffer. */
-typedef struct jds_dev {
-	cm_bdev *bd;
-	cm_arena *arena;
-	cm_off buf;
-	void *bufp;
-} jds_dev;
+static const struct option jd_options[] = {
+	CM_SERVICE_OPTIONS,
+	{"commit-interval", required_argument, NULL, JD_OPT_COMMIT},
+	{"cache-size", required_argument, NULL, JD_OPT_CACHE},
+	{0},
+};
 
-static int jds_read(void *ctx, uint64_t off, void *buf, size_t len)
+static int jd_parse(jd_svc *s, int argc, char **argv)
 {
-	jds_dev *d = ctx;
-	int r;
+	unsigned long long v;
+	char *end;
+	int opt;
 
-	if (len > JDS_BUF_BYTES || off % CM_BD_SECTOR || len % CM_BD_SECTOR)
-		return -EINVAL;
-	r = cm_bdev_read(d->bd, off / CM_BD_SECTOR, (uint32_t)(len / CM_BD_SECTOR), d->buf);
-	if (r == 0)
-		memcpy(buf, d->bufp, len);
-	return r;
-}
-
-static int jds_write(void *ctx, uint64_t off, const void *buf, size_t len)
-{
-	jds_dev *d = ctx;
-
-	if (len > JDS_BUF_BYTES || off % CM_BD_SECTOR || len % CM_BD_SECTOR)
-		return -EINVAL;
-	memcpy(d->bufp, buf, len);
-	return cm_bdev_write(d->bd, off / CM_BD_SECTOR, (uint32_t)(len / CM_BD_SECTOR), d->buf, 0);
-}
-
-static int jds_flush(void *ctx)
-{
-	jds_dev *d = ctx;
-
-	return cm_bdev_flush(d->bd);
-}
-
-static int jds_recover(cm_service *svc)
-{
-	jds_dev d = {.arena = svc->arena};
-	jd_dev dev = {.read = jds_read, .write = jds_write, .flush = jds_flush, .ctx = &d};
-	jd_recovery info;
-	char why[256];
-	int r;
-
-	d.buf = cm_arena_alloc_data(svc->arena, JDS_BUF_BYTES, 4096);
-	if (!d.buf)
-		return cm_log_errno(-ENOMEM, "no arena space for an I/O buffer");
-	d.bufp = cm_arena_ptr(svc->arena, d.buf, JDS_BUF_BYTES);
-	r = cm_bdev_open(svc->arena, &d.bd);
-	if (r < 0)
-		return cm_log_errno(r, "blockdev-svc: %m");
-	dev.size = cm_bdev_sectors(d.bd) * CM_BD_SECTOR;
-	r = jd_recover(&dev, 0, &info, why, sizeof(why));
-	d.bd = cm_bdev_close(d.bd);
-	if (r < 0)
-		return cm_log_errno(r, "journal recovery failed: %s", why);
-	if (!info.has_journal)
-		cm_info("no journal: nothing to recover%s",
-			info.recover_flag ? " (needs_recovery is set without a journal)" : "");
-	else if (!info.needed)
-		cm_info("journal clean (sequence %u): no recovery needed", info.first_tid);
-	else
-		cm_info("journal recovered: %u transactions replayed (tids %u..%u, %llu log "
-			"blocks), %llu blocks written, %llu revoke records, %llu revoked "
-			"blocks skipped; sequence now %u; log ended at %s",
-			info.transactions, info.first_tid, info.end_tid - 1,
-			(unsigned long long)info.log_blocks, (unsigned long long)info.blocks_written,
-			(unsigned long long)info.revoke_records,
-			(unsigned long long)info.revoked_skips, info.new_sequence, info.end_reason);
+	while ((opt = getopt_long(argc, argv, "", jd_options, NULL)) != -1) {
+		if (opt == JD_OPT_COMMIT || opt == JD_OPT_CACHE) {
+			errno = 0;
+			v = strtoull(optarg, &end, 10);
+			if (errno || *end || v == 0 || v > (opt == JD_OPT_COMMIT ? 3600000 : 65536))
+				return -EINVAL;
+			if (opt == JD_OPT_COMMIT)
+				s->commit_ms = (uint32_t)v;
+			else
+				s->cache_bytes = v << 20;
+		} else if (cm_service_option(&s->svc, opt, optarg) <= 0) {
+			return -EINVAL;
+		}
+	}
 	return 0;
 }
 
 int main(int argc, char **argv)
 {
-	return cm_service_main_idle(argc, argv, "journald-svc", jds_recover);
+	cm_sandbox_policy policy = {0};
+	jd_svc s = {.commit_ms = JBD_DEFAULT_COMMIT_MS, .cache_bytes = CM_BCACHE_DEFAULT_BYTES};
+	int r;
+
+	cm_service_init(&s.svc, "journald-svc");
+	if (jd_parse(&s, argc, argv) < 0)
+		return cm_log_errno(-EINVAL, "usage: journald-svc --arena-fd=N --slot=K "
+				    "[--commit-interval=MS] [--cache-size=MiB]"), EXIT_FAILURE;
+	if (cm_service_attach(&s.svc) < 0)
+		return EXIT_FAILURE;
+	r = cm_sandbox_enter(&policy);
+	if (r < 0)
+		return cm_log_errno(r, "sandbox: %m"), EXIT_FAILURE;
+	if (jds_replay(&s) < 0 || jd_journal_start(&s) < 0)
+		return EXIT_FAILURE;
+	cm_service_ready(&s.svc);
+	r = jd_commit_loop(&s);
+	jd_stop(&s);
+	cm_service_fini(&s.svc);
+	return r < 0 ? EXIT_FAILURE : EXIT_SUCCESS;
 }

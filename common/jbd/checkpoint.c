@@ -160,7 +160,8 @@ static bool jbd_cp_clean(jbd_ctx *jc, jbd_jh *jh, void *ctx)
 
 /* Frees every FINISHED transaction with nothing left to checkpoint and
  * moves the tail to the oldest one left (else the committing one, else
- * the head): superblock first, then j_tail and j_free. */
+ * the head): superblock first, then j_tail and j_free. Returns the log
+ * blocks freed. */
 static int jbd_cleanup_tail(jbd_ctx *jc, cm_bdev *bd)
 {
 	jbd_journal *j = jc->j;
@@ -205,11 +206,12 @@ static int jbd_cleanup_tail(jbd_ctx *jc, cm_bdev *bd)
 		return r;
 	if ((r = jbd_state_enter(jc)) < 0)
 		return r;
-	j->j_free += (tail + len - j->j_tail) % len;
+	n = (tail + len - j->j_tail) % len;
+	j->j_free += n;
 	j->j_tail = tail;
 	j->j_tail_sequence = seq;
 	jbd_state_leave(jc);
-	return 0;
+	return (int)n;
 }
 
 int jbd_checkpoint(jbd_ctx *jc, cm_bdev *bd, uint32_t need)
@@ -268,6 +270,7 @@ int jbd_shutdown(jbd_ctx *jc, cm_bdev *bd)
 	jbd_transaction *t;
 	uint32_t seq, left;
 	int32_t handles = 0;
+	bool flushed;
 	int r;
 
 	if ((r = jbd_state_enter(jc)) < 0)
@@ -287,10 +290,13 @@ int jbd_shutdown(jbd_ctx *jc, cm_bdev *bd)
 		return r;
 	left = j->j_checkpoint_transactions | j->j_committing;
 	seq = j->j_transaction_sequence;
+	flushed = j->j_flags & JBD_F_FLUSHED;
 	jbd_state_leave(jc);
 	if (left)
 		return -EBUSY;
-	if ((r = jbd_jsb_write(jc, bd, 0, seq)) < 0)
+	/* Nothing logged since the log was last empty on disk: s_start is 0
+	 * there already, and the superblock stays as recovery left it. */
+	if (!flushed && (r = jbd_jsb_write(jc, bd, 0, seq)) < 0)
 		return r;
 	if ((r = jbd_state_enter(jc)) < 0)
 		return r;

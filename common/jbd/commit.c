@@ -390,7 +390,9 @@ bool jbd_commit_wanted(jbd_ctx *jc)
 	if (t && !(j->j_flags & JBD_F_ABORTED) && atomic_load(&t->t_state) == JBD_T_RUNNING) {
 		want = (j->j_flags & JBD_F_UNMOUNT) ||
 		       (int32_t)(j->j_commit_request - atomic_load(&j->j_commit_sequence)) > 0;
-		if (!want && cm_now_ns() >= t->t_expires_ns &&
+		/* A starter short of log space: what the running transaction
+		 * logged again may be what holds the tail. */
+		if (!want && (j->j_space_request || cm_now_ns() >= t->t_expires_ns) &&
 		    jbd_lock(jc, &t->t_handle_lock) == 0) {
 			want = t->t_handle_count > 0;
 			jbd_unlock(jc, &t->t_handle_lock);

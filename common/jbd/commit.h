@@ -52,7 +52,8 @@ int jbd_commit_finish(jbd_ctx *jc, cm_bdev *bd, jbd_transaction *t);
  * when nothing was running. */
 int jbd_commit(jbd_ctx *jc, cm_bdev *bd);
 /* True when the running transaction should commit now: someone asked for
- * it, it expired with handles in it, or the journal is being unmounted. */
+ * it, the journal is being unmounted, or it has handles and expired or a
+ * starter waits for log space. */
 bool jbd_commit_wanted(jbd_ctx *jc);
 
 /* ---- checkpoint.c ---- */
@@ -61,7 +62,8 @@ bool jbd_commit_wanted(jbd_ctx *jc);
  * freeing it (FINISHED -> freed, jbd_checkpoint_drop); the journal
  * superblock is durable before the space is reused. Wakes starters
  * waiting for space. need is what a starter asked for (0: as much as
- * possible). */
+ * possible). Returns the log blocks freed: 0 when the oldest transaction
+ * waits for one that logged its buffers again (commit that one first). */
 int jbd_checkpoint(jbd_ctx *jc, cm_bdev *bd, uint32_t need);
 /* True when a checkpoint is due: a starter waits for space, or more than
  * half of the log is in use. */

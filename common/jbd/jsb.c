@@ -79,6 +79,10 @@ int jbd_jsb_write(jbd_ctx *jc, cm_bdev *bd, uint32_t start, uint32_t sequence)
 	if (r == 0)
 		r = cm_bdev_flush(bd);
 	jbd_copy_free(jc, ci);
+	if (r == 0 && (r = jbd_state_enter(jc)) == 0) {
+		jc->j->j_sb_start = start;
+		jbd_state_leave(jc);
+	}
 	return r;
 }
 

@@ -334,8 +334,13 @@ int jbd_commit_write_log(jbd_ctx *jc, cm_bdev *bd, jbd_transaction *t)
 	jbd_state_leave(jc);
 	/* The log was empty on disk: s_start must name this transaction
 	 * before its first block is written. */
-	if (flushed && (r = jbd_jsb_write(jc, bd, t->t_log_start, t->t_tid)) < 0)
-		goto out;
+	if (flushed) {
+		if ((r = jbd_jsb_write(jc, bd, t->t_log_start, t->t_tid)) < 0 ||
+		    (r = jbd_state_enter(jc)) < 0)
+			goto out;
+		j->j_flags &= ~(uint32_t)JBD_F_FLUSHED;
+		jbd_state_leave(jc);
+	}
 	if ((r = jbd_write_ordered(jc, bd, t)) < 0 || (r = jbd_write_revokes(w)) < 0)
 		goto out;
 	r = jbd_write_metadata(w);

@@ -26,7 +26,8 @@ EOF
 img=$T_TMP/img
 mke2fs -q -F -t ext3 -d "$T_TMP/tree" "$img" 32M >/dev/null 2>&1
 t_ok $? "image with $nfiles files of 48 KiB"
-sed 's|--rundir=${RUNDIR}$|--rundir=${RUNDIR} --cache-size=1|' \
+sed -e 's|--rundir=${RUNDIR}$|--rundir=${RUNDIR} --cache-size=1|' \
+	-e 's|^\(service journald-svc .*\)$|\1 --cache-size=1|' \
 	"$T_TOP/compose/ext3d.compose" >"$T_TMP/leak.compose"
 t_instance_start t-leak "$T_TMP/leak.compose" --set "IMAGE=$img" --set BLOCKDEV_ARGS=
 t_ok $? "instance ready (1 MiB buffer cache)"

@@ -1,0 +1,37 @@
+/* jd.h - journald-svc's parts: recovery at start (recover.c), the run-time
+ * journal it creates and the commit thread's loop (commitd.c). */
+#ifndef JD_SVC_H
+#define JD_SVC_H
+
+#include <stdint.h>
+
+#include "bcache.h"
+#include "bdclient.h"
+#include "journal.h"
+#include "recovery.h"
+#include "service.h"
+
+typedef struct jd_svc {
+	cm_service svc;
+	uint32_t commit_ms;     /* --commit-interval */
+	uint64_t cache_bytes;   /* --cache-size, if journald-svc makes the cache */
+	cm_bdev *bd;            /* [commit thread] */
+	cm_bcache *cache;       /* [commit thread] */
+	jbd_ctx *jc;            /* [commit thread] NULL: no journal */
+	jd_dev dev;             /* [main thread] recovery's view of the device */
+} jd_svc;
+
+/* Opens s->dev (a jd_dev over blockdev-svc through one arena buffer) and
+ * replays the journal if needed, logging what it did. */
+int jds_replay(jd_svc *s);
+void jd_dev_close(jd_dev *dev);
+/* After recovery: the buffer cache (made if none), the journal in the
+ * arena, needs_recovery set durably. No journal on the image: 0, s->jc
+ * NULL. */
+int jd_journal_start(jd_svc *s);
+/* Commits and checkpoints until SIGTERM, then shuts the journal down
+ * cleanly. */
+int jd_commit_loop(jd_svc *s);
+void jd_stop(jd_svc *s);
+
+#endif

@@ -1,0 +1,132 @@
+#!/bin/sh
+# journal.t - journald-svc's commit thread and clean shutdown in a running
+# instance, e2fsck as the oracle. A compose group of blockdev-svc,
+# journald-svc (--commit-interval=200) and the jbd-writer test tool, which
+# runs handles on raw blocks at the end of a 1 KiB-block ext3 image (log
+# 1024 blocks) and writes the model of what it committed:
+#   - while it runs, needs_recovery is set; after compose/down it is clear,
+#     the log is empty (s_start 0), every block is home and e2fsck -fn
+#     finds nothing;
+#   - enough handles to wrap the log several times (checkpoints);
+#   - the supervisor and every service SIGKILLed after the commits: the
+#     image needs recovery, and e2fsck -fy, ext3d-recover and a new
+#     instance (journald-svc's replay) each give the model's blocks.
+set -u
+. "$(dirname "$0")/../lib/tap.sh"
+. "$T_TOP/tests/lib/instance.sh"
+
+PATH=$PATH:/sbin:/usr/sbin
+export LC_ALL=C
+REC=$EXT3D_BUILD/journald-svc/ext3d-recover
+for tool in mke2fs e2fsck dumpe2fs python3; do
+	command -v $tool >/dev/null 2>&1 || t_skip_all "needs $tool"
+done
+
+# compose FILE MODEL [WRITER FLAGS...]: blockdev-svc, journald-svc, jbd-writer.
+compose() {
+	f=$1 model=$2; shift 2
+	{
+		echo "service blockdev-svc alone \${BUILD}/blockdev-svc/blockdev-svc --image=\${IMAGE}"
+		echo "service journald-svc group \${BUILD}/journald-svc/journald-svc --commit-interval=200"
+		echo "service jbd-writer never \${BUILD}/tests/tools/jbd-writer --model=$model $*"
+	} >"$f"
+}
+
+# wait_model MODEL NAME: up to 60 s for jbd-writer's model.
+wait_model() {
+	for _ in $(seq 600); do
+		[ -s "$1" ] && return 0
+		sleep 0.1
+	done
+	sed 's/^/#   /' "$T_TMP/$2.log" | tail -20
+	return 1
+}
+
+# check_blocks IMAGE MODEL: how many model blocks the image does not hold.
+check_blocks() {
+	python3 - "$1" "$2" <<'EOF'
+import struct, sys
+img, model = sys.argv[1], sys.argv[2]
+bad = 0
+with open(img, 'rb') as f:
+    for line in open(model):
+        blk, gen = map(int, line.split())
+        want = bytearray(struct.pack('<II', blk, gen) * 128)
+        if gen % 5 == 0:
+            want[0:4] = struct.pack('>I', 0xC03B3998)
+        f.seek(blk * 1024)
+        if f.read(1024) != bytes(want):
+            bad += 1
+            if bad <= 3:
+                print('# block %d differs from generation %d' % (blk, gen), file=sys.stderr)
+print(bad)
+EOF
+}
+
+needs_recovery() { dumpe2fs -h "$1" 2>/dev/null | grep -q 'features:.*needs_recovery'; }
+jstart() { dumpe2fs -h "$1" 2>/dev/null | sed -n 's/^Journal start: *//p'; }
+
+# ---- clean shutdown, with the log wrapping ----
+img=$T_TMP/clean.img model=$T_TMP/clean.model n=t-jrnl-$$
+mke2fs -q -F -t ext3 -b 1024 -J size=1 "$img" 16M
+compose "$T_TMP/clean.compose" "$model" --handles=1500 --per=8 --blocks=400 --seed=7
+t_instance_start $n "$T_TMP/clean.compose" --set "IMAGE=$img"
+t_ok $? "instance with journald-svc and jbd-writer ready"
+wait_model "$model" $n
+t_ok $? "jbd-writer ran 1500 handles, all committed"
+needs_recovery "$img"
+t_ok $? "needs_recovery is set while the journal runs"
+sed -n 's/.*jbd-writer.*info: //p' "$T_TMP/$n.log" | sed 's/^/# /'
+t_instance_stop $n
+grep -q "journal shut down cleanly" "$T_TMP/$n.log"
+t_ok $? "journald-svc shut the journal down cleanly"
+sed -n 's/.*journald-svc.*info: journal shut/# journal shut/p' "$T_TMP/$n.log"
+commits=$(sed -n 's/.*shut down cleanly: \([0-9]*\) commits.*/\1/p' "$T_TMP/$n.log")
+cps=$(sed -n 's/.* \([0-9]*\) checkpoints$/\1/p' "$T_TMP/$n.log" | tail -1)
+t_ok "$([ "${cps:-0}" -ge 2 ]; echo $?)" "the log wrapped: ${cps:-0} checkpoints in ${commits:-0} commits"
+needs_recovery "$img"
+t_ok "$([ $? -ne 0 ]; echo $?)" "needs_recovery is clear after compose/down"
+t_is "$(jstart "$img")" 0 "the log is empty (s_start 0)"
+t_is "$(check_blocks "$img" "$model")" 0 "every committed block is home"
+e2fsck -fn "$img" >"$T_TMP/clean.fsck" 2>&1
+t_ok $? "e2fsck -fn finds nothing"
+
+# ---- every process SIGKILLed after the commits ----
+img=$T_TMP/crash.img model=$T_TMP/crash.model n=t-jrnl-k-$$
+mke2fs -q -F -t ext3 -b 1024 -J size=1 "$img" 16M
+compose "$T_TMP/crash.compose" "$model" --handles=300 --per=6 --blocks=300 --seed=11
+t_instance_start $n "$T_TMP/crash.compose" --set "IMAGE=$img"
+t_ok $? "second instance ready"
+wait_model "$model" $n
+t_ok $? "jbd-writer ran 300 handles, all committed"
+sup=$(t_field $n supervisor.pid)
+pids="$sup $(t_svc_pid $n blockdev-svc) $(t_svc_pid $n journald-svc)"
+kill -9 $pids 2>/dev/null
+for _ in $(seq 50); do
+	alive=0
+	for p in $pids; do kill -0 "$p" 2>/dev/null && alive=1; done
+	[ $alive = 0 ] && break
+	sleep 0.1
+done
+t_is $alive 0 "supervisor, blockdev-svc and journald-svc SIGKILLed"
+"$T_TOP/compose/down" --instance $n >/dev/null 2>&1
+needs_recovery "$img"
+t_ok $? "the image needs recovery"
+t_ok "$([ "$(jstart "$img")" != 0 ]; echo $?)" "the log is not empty (s_start $(jstart "$img"))"
+cp "$img" "$img.o" && cp "$img" "$img.x"
+e2fsck -fy "$img.o" >"$T_TMP/crash.fsck" 2>&1
+t_ok "$([ $? -le 1 ]; echo $?)" "e2fsck -fy replays it"
+t_is "$(check_blocks "$img.o" "$model")" 0 "e2fsck's replay holds every committed block"
+e2fsck -fn "$img.o" >/dev/null 2>&1
+t_ok $? "e2fsck -fn then finds nothing"
+"$REC" "$img.x" >"$T_TMP/crash.rec" 2>&1
+t_ok $? "ext3d-recover replays a copy"
+t_is "$(check_blocks "$img.x" "$model")" 0 "ext3d-recover's replay holds every committed block"
+head -2 "$T_TMP/crash.compose" >"$T_TMP/idle.compose"
+t_instance_start t-jrnl-r-$$ "$T_TMP/idle.compose" --set "IMAGE=$img"
+t_ok $? "an instance on the crashed image starts (journald-svc replays)"
+t_instance_stop t-jrnl-r-$$
+t_is "$(check_blocks "$img" "$model")" 0 "journald-svc's replay holds every committed block"
+e2fsck -fn "$img" >/dev/null 2>&1
+t_ok $? "e2fsck -fn finds nothing after it"
+t_done
