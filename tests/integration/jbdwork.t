@@ -3,7 +3,8 @@
 # one SIGKILLed at a random point. Each round: a fresh ext3 image (1 KiB
 # blocks, the smallest journal), an instance with three jbd-work workers on
 # disjoint free blocks (write, create and undo access, forget, revoke,
-# sync handles, forced commits at different rates); the workers are
+# sync handles, forced commits at different rates, direct writes into
+# revoked blocks from one of them); the workers are
 # SIGKILLed one by one at random moments, then the supervisor and every
 # service at once. ext3d-recover and e2fsck -fy each replay a copy of the
 # image as the processes left it; both must be explained, block for block,
@@ -71,7 +72,8 @@ for round in $(seq $rounds); do
 			echo "service jbd-work-$w never \${BUILD}/tests/tools/jbd-work --worker=$w" \
 				"--name=jbd-work-$w" \
 				"--model=$d/model.$w --blocks=48 --handles=0 --max-ops=8" \
-				"--commit-every=$((2 + 4 * w)) --seed=$((seed + round))"
+				"--commit-every=$((2 + 4 * w)) --seed=$((seed + round))" \
+				"$([ $w = 1 ] && echo --direct)"
 		done
 	} >"$d/compose"
 	n=jw$$r$round

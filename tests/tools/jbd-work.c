@@ -435,12 +435,13 @@ static int jw_attach(jw *w)
 	if (r < 0)
 		return r;
 	l = w->svc.layout;
-	/* journald-svc makes the journal after recovery: wait up to 30 s. */
-	for (int i = 0; i < 300 && !(atomic_load(&l->bcache) && atomic_load(&l->journal)); i++)
+	/* journald-svc makes the journal after recovery: wait up to 15 s
+	 * (less than a test waits for the instance to be ready). */
+	for (int i = 0; i < 150 && !(atomic_load(&l->bcache) && atomic_load(&l->journal)); i++)
 		nanosleep(&(struct timespec){.tv_nsec = 100 * 1000 * 1000}, NULL);
 	off = atomic_load(&l->bcache);
 	if (!off || !atomic_load(&l->journal))
-		return cm_log_errno(-ENOENT, "no buffer cache or journal in the arena after 30 s");
+		return cm_log_errno(-ENOENT, "no buffer cache or journal in the arena after 15 s");
 	r = cm_bcache_attach(w->svc.arena, off, &w->cache);
 	if (r == 0)
 		r = cm_bdev_open(w->svc.arena, &w->bd);
