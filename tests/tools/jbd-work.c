@@ -109,7 +109,7 @@ static void jw_pattern(uint8_t *p, uint32_t bs, uint32_t worker, uint32_t seq, u
 {
 	uint64_t x = block * 0x9e3779b97f4a7c15ULL ^ (uint64_t)worker << 48 ^
 		     (uint64_t)seq << 16 ^ op ^ (uint64_t)(uint8_t)kind << 40;
-	uint32_t h[6] = {worker, seq, tid, op, 0, 0};
+	uint32_t h[4] = {worker, seq, tid, op};
 
 	memcpy(p, "JBDWORK1", 8);
 	for (int i = 0; i < 4; i++)
