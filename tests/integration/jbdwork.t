@@ -2,15 +2,16 @@
 # jbdwork.t - randomized handle workloads from several processes, every
 # one SIGKILLed at a random point. Each round: a fresh ext3 image (1 KiB
 # blocks, the smallest journal), an instance with three jbd-work workers on
-# disjoint free blocks (write, create and undo access, forget, revoke,
-# sync handles, forced commits at different rates, direct writes into
-# revoked blocks from one of them); the workers are
-# SIGKILLed one by one at random moments, then the supervisor and every
-# service at once. ext3d-recover and e2fsck -fy each replay a copy of the
-# image as the processes left it; both must be explained, block for block,
-# by the model (tests/tools/jbd-model.py) at one transaction id no older
-# than any commit a worker saw complete, with every handle whole or absent;
-# e2fsck -fn then finds nothing. Two rounds; EXT3D_LONG=1 runs eight.
+# disjoint free blocks (write, create and undo access, forget, revoke, sync
+# handles, forced commits at different rates, direct writes into revoked
+# blocks from one of them); the workers are SIGKILLed one by one at random
+# moments, then the supervisor and every service at once. ext3d-recover,
+# e2fsck -fy and journald-svc (an instance started on it) each replay a
+# copy of the image as the processes left it; each must be explained,
+# block for block, by the model (tests/tools/jbd-model.py) at one
+# transaction id no older than any commit a worker saw complete, with every
+# handle whole or absent; e2fsck -fn then finds nothing. Two rounds;
+# EXT3D_LONG=1 runs eight.
 set -u
 . "$(dirname "$0")/../lib/tap.sh"
 . "$T_TOP/tests/lib/instance.sh"
@@ -114,16 +115,26 @@ print(s["supervisor"]["pid"], " ".join(str(v["pid"]) for v in s["services"] if v
 	sed 's/^/#   /' "$d/x.out" | head -4
 	e2fsck -fy "$d/o.img" >"$d/o.out" 2>&1
 	t_ok "$([ $? -le 1 ]; echo $?)" "round $round: e2fsck -fy replays it too"
-	for which in x o; do
+	# And journald-svc's own replay at start, then a clean shutdown.
+	cp "$img" "$d/s.img"
+	t_instance_start ${n}s "$T_TOP/compose/ext3d.compose" --set "IMAGE=$d/s.img" --set BLOCKDEV_ARGS=
+	t_ok $? "round $round: an instance starts on the killed run's image (journald-svc replays)"
+	grep 'journal recovered' "$T_TMP/${n}s.log" | sed 's/^.*info: /#   /'
+	t_instance_stop ${n}s
+	for which in x o s; do
 		python3 "$MODEL" settled --base="$d/base.img" --pre="$img" --post="$d/$which.img" \
 			"$d"/model.* >"$d/$which.check" 2>&1
 		echo "RC $?" >>"$d/$which.check"
-		[ $which = x ] && who="ext3d's replay" || who="e2fsck's replay"
+		case $which in
+		x) who="ext3d-recover's replay" ;;
+		o) who="e2fsck's replay" ;;
+		s) who="journald-svc's replay" ;;
+		esac
 		sed "s/^PASS /PASS $who: /; s/^FAIL /FAIL $who: /" "$d/$which.check" >"$d/$which.tap"
 		jw_lines "$round" <"$d/$which.tap"
 	done
 	cmp -l "$d/x.img" "$d/o.img" | awk '$1 <= 1024 || $1 > 2048 { n++ } END { print n + 0 }' >"$d/diff"
-	t_is "$(cat "$d/diff")" 0 "round $round: ext3d's replay equals e2fsck's outside the superblock"
+	t_is "$(cat "$d/diff")" 0 "round $round: ext3d-recover's replay equals e2fsck's outside the superblock"
 	e2fsck -fn "$d/x.img" >"$d/x.fsck" 2>&1
 	st=$?
 	! grep -q '?' "$d/x.fsck"

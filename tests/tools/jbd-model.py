@@ -29,6 +29,7 @@ error does not take back what the handle already dirtied).
 
 Each prints PASS/FAIL lines (a test turns them into TAP) and '#' notes.
 """
+import collections
 import importlib.util
 import mmap
 import os
@@ -59,6 +60,7 @@ class Model:
             with open(p) as f:
                 for line in f:
                     self._line(line.split())
+        self.checked = collections.Counter()  # what mismatches() compared, by kind
         self.uncertain = {k for k, v in self.handles.items() if v[1] is None}
         self.failed = {k for k, v in self.handles.items() if v[1] not in (None, 0)}
 
@@ -102,13 +104,17 @@ class Model:
             return ("any",)
         if kind in "wcu":
             return ("eq", pattern(self.bs, w, seq, tid, op, block, kind))
-        return ("any",) if kind == "f" else ("pre",)
+        if kind == "f":
+            return ("any",)
+        older = any(ev[0] < tid and ev[1] in "wcu" for ev in self.events[block])
+        return ("pre", older)
 
     def mismatches(self, post, pre, base, d, include, blocks=None):
         bad = []
         for b in blocks if blocks is not None else self.events:
             got = post[b * self.bs:(b + 1) * self.bs]
             want = self.expect(b, d, include)
+            self.checked[want[0] if want != ("pre", True) else "revoked-over-logged"] += 1
             if want[0] == "any":
                 continue
             ref = {"eq": lambda: want[1], "pre": lambda: pre[b * self.bs:(b + 1) * self.bs],
@@ -259,7 +265,11 @@ def powercut(opts, model):
     print("# %d cuts (%d boundaries of %d, seeds %d), %d dropped and %d torn writes; "
           "%d distinct durable tids" % (cuts, len(range(0, log.flushes + 1, stride)), log.flushes + 1,
                                         seeds, dropped, torn, len(durables)))
+    print("# block checks: %s" % ", ".join("%s %d" % kv for kv in sorted(model.checked.items())))
     verdict(cuts >= 1 and len(cw) > 0, "the run logged commit blocks and was cut %d times" % cuts)
+    verdict(model.checked["revoked-over-logged"] > 0,
+            "revoked blocks with an older logged copy were checked untouched by replay %d times"
+            % model.checked["revoked-over-logged"])
     wraps = sum(1 for a, b in zip(cw, cw[1:]) if b[1] < a[1])
     starts = len({jsb_start(log, i) for i in range(len(log.writes)) if is_jsb(log, i, opts, bs)})
     verdict(wraps >= int(opts.get("min-wraps", "0")),
