@@ -5,7 +5,10 @@
  * share a block), and runs seeded handles on them: write, create and undo
  * access with known patterns, forget and revoke, sync handles, forced
  * commits with waits, and (--direct) writes that bypass the journal into
- * blocks whose revoke committed, as a freed block reused for file data is.
+ * blocks whose revoke committed, as a freed block reused for file data is:
+ * through the buffer cache as ext3d's data path writes (--direct, or
+ * --direct=cache), or straight to blockdev-svc past the cache (--direct=raw,
+ * as a writer that bypasses the cache would).
  * --name is its compose service name when it is not "jbd-work".
  *
  * Every line of the model (--model, appended with one write(2) a line, so a
@@ -54,7 +57,7 @@ typedef struct jw_block {
 typedef struct jw_opts {
 	uint32_t worker, nblocks, handles, max_ops, commit_every;
 	uint64_t seed;
-	bool direct;
+	enum { JW_DIRECT_NONE, JW_DIRECT_CACHE, JW_DIRECT_RAW } direct;
 	const char *model, *done;
 } jw_opts;
 
@@ -362,6 +365,32 @@ static int jw_handle(jw *w)
 
 /* ---- commits and direct writes ---- */
 
+/* A data write of block nr from the pattern in w->dbuf: through its cache
+ * buffer (written and flushed at once), or past the cache. */
+static int jw_data_write(jw *w, uint64_t nr)
+{
+	void *src = cm_arena_ptr(w->svc.arena, w->dbuf, w->bs);
+	cm_bh *bh;
+	int r;
+
+	if (w->o.direct == JW_DIRECT_RAW) {
+		r = cm_bdev_write(w->bd, nr * (w->bs / CM_BD_SECTOR), w->bs / CM_BD_SECTOR, w->dbuf, 0);
+		return r < 0 ? r : cm_bdev_flush(w->bd);
+	}
+	r = cm_bcache_read(w->cache, w->bd, nr, &bh);
+	if (r < 0)
+		return r;
+	r = cm_bh_lock(w->cache, bh);
+	if (r == 0) {
+		memcpy(cm_bh_data(w->cache, bh), src, w->bs);
+		cm_bh_mark_dirty(bh);
+		cm_bh_unlock(w->cache, bh);
+		r = cm_bcache_write(w->cache, w->bd, bh);
+	}
+	cm_bcache_put(w->cache, bh);
+	return r < 0 ? r : cm_bdev_flush(w->bd);
+}
+
 /* Writes a data pattern over up to two blocks whose revoke is committed. */
 static int jw_direct(jw *w, uint32_t tid)
 {
@@ -379,10 +408,7 @@ static int jw_direct(jw *w, uint32_t tid)
 			break;
 		jw_pattern(cm_arena_ptr(w->svc.arena, w->dbuf, w->bs), w->bs, w->o.worker, w->dseq, 0,
 			   0, b->nr, 'D');
-		r = cm_bdev_write(w->bd, b->nr * (w->bs / CM_BD_SECTOR), w->bs / CM_BD_SECTOR,
-				  w->dbuf, 0);
-		if (r == 0)
-			r = cm_bdev_flush(w->bd);
+		r = jw_data_write(w, b->nr);
 		b->state = JW_DIRECT;
 		b->rv_tid = 0;
 		w->n_direct++;
@@ -402,7 +428,7 @@ static int jw_commit(jw *w)
 		return cm_log_errno(r, "commit of tid %u: %m", tid);
 	w->n_commits++;
 	r = jw_model(w, "commit %u %u", w->o.worker, tid);
-	if (r == 0 && w->o.direct)
+	if (r == 0 && w->o.direct != JW_DIRECT_NONE)
 		r = jw_direct(w, tid);
 	return r;
 }
@@ -483,7 +509,7 @@ static const struct option jw_options[] = {
 	{"max-ops", required_argument, NULL, 'o'},
 	{"commit-every", required_argument, NULL, 'c'},
 	{"seed", required_argument, NULL, 's'},
-	{"direct", no_argument, NULL, 'D'},
+	{"direct", optional_argument, NULL, 'D'},
 	{"model", required_argument, NULL, 'm'},
 	{"done", required_argument, NULL, 'd'},
 	{"name", required_argument, NULL, 'N'},
@@ -506,7 +532,14 @@ static int jw_parse(jw *w, int argc, char **argv)
 		case 'o': o->max_ops = (uint32_t)v; break;
 		case 'c': o->commit_every = (uint32_t)v; break;
 		case 's': o->seed = v; break;
-		case 'D': o->direct = true; break;
+		case 'D':
+			if (!optarg || strcmp(optarg, "cache") == 0)
+				o->direct = JW_DIRECT_CACHE;
+			else if (strcmp(optarg, "raw") == 0)
+				o->direct = JW_DIRECT_RAW;
+			else
+				return cm_log_errno(-EINVAL, "--direct=%s: cache or raw", optarg);
+			break;
 		case 'm': o->model = optarg; break;
 		case 'd': o->done = optarg; break;
 		case 'N': w->svc.name = optarg; break;
@@ -519,7 +552,7 @@ static int jw_parse(jw *w, int argc, char **argv)
 	    o->max_ops > JW_MAX_OPS || o->commit_every < 1)
 		return cm_log_errno(-EINVAL, "usage: jbd-work --model=FILE [--worker=W] [--blocks=8..4096]"
 				    " [--handles=N (0: until SIGTERM)] [--max-ops=1..%d]"
-				    " [--commit-every=N] [--seed=S] [--direct] [--done=FILE]"
+				    " [--commit-every=N] [--seed=S] [--direct[=cache|raw]] [--done=FILE]"
 				    " [--name=SERVICE]", JW_MAX_OPS);
 	w->rng = o->seed * 0x2545f4914f6cdd1dULL + o->worker;
 	return 0;
