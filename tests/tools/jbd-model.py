@@ -56,6 +56,7 @@ class Model:
         self.handles = {}      # (worker, seq) -> [tid, result or None]
         self.seen = set()      # tids some worker saw committed
         self.direct = {}       # block -> (position in events, dseq, worker)
+        self.owner = {}        # block -> the worker whose slice it is
         for p in paths:
             with open(p) as f:
                 for line in f:
@@ -72,6 +73,7 @@ class Model:
         elif f[0] == "blocks":
             for b in f[2:]:
                 self.events.setdefault(int(b), [])
+                self.owner[int(b)] = int(f[1])
         elif f[0] == "plan":
             w, seq, tid = int(f[1]), int(f[2]), int(f[3])
             self.handles[(w, seq)] = [tid, None]
@@ -90,8 +92,10 @@ class Model:
         return sorted({v[0] for v in self.handles.values()})
 
     def expect(self, block, d, include):
-        """('eq', bytes) | ('any',) | ('pre',) for block at tid d; include:
-        the uncertain handles taken in (True) or left out."""
+        """What block must hold at tid d: ('eq', bytes), ('base',) as before
+        the run, ('pre', older) as before recovery (older: a write of it in
+        an earlier transaction may still be in the log), or ('any',).
+        include: the uncertain handles taken in (True) or left out."""
         last = None
         for ev in self.events[block]:
             if ev[0] > d or ((ev[2], ev[3]) in self.uncertain and not include):
@@ -126,10 +130,8 @@ class Model:
 
     def by_worker(self):
         owners = {}
-        for b, evs in self.events.items():
-            for ev in evs:
-                owners.setdefault(ev[2], set()).add(b)
-                break
+        for b in self.events:
+            owners.setdefault(self.owner.get(b, -1), set()).add(b)
         return owners
 
     def explain(self, post, pre, base, d):

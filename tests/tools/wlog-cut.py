@@ -22,7 +22,9 @@ its sectors garbage.
                                         [C, D) are never torn (superblocks)
 
 cut and each print one line per image: the boundary, the seed, and which
-writes of the window were applied (a), dropped (d) or torn (t), by index.
+writes of the window were applied (a), dropped (d) or torn (t), by index;
+a torn one is followed by a letter per sector: a applied, d not, g garbage
+(t10:agda).
 Imported as a module (Cutter) a test loops over boundaries in increasing
 order and each cut costs only the writes since the previous one.
 Exit status: 0 done, 2 usage, bad log or I/O error (the reason on stderr).
