@@ -1,8 +1,11 @@
 /* dispatch.c - check and perform one blockdev request. Everything in a
  * request is client-controlled: version, op, flags, range and buffer are
- * all checked before any I/O, and a bad one gets an error response. */
+ * all checked before any I/O, and a bad one gets an error response. A
+ * write reads the shared buffer exactly once, into the private bounce
+ * buffer, and both the write log and the device get that copy. */
 #include <errno.h>
 #include <stdatomic.h>
+#include <string.h>
 
 #include "internal.h"
 
@@ -53,7 +56,7 @@ static int bd_do_readv(bd_svc *bd, const cm_bd_rec *rq)
 	return bd_device_readv(&bd->dev, rq->sector, iov, (int)n);
 }
 
-static int bd_do_write(bd_svc *bd, const cm_bd_rec *rq, void *buf)
+static int bd_do_write(bd_svc *bd, const cm_bd_rec *rq, const void *buf)
 {
 	bool fua = rq->flags & CM_BD_FUA;
 	int r;
@@ -63,9 +66,11 @@ static int bd_do_write(bd_svc *bd, const cm_bd_rec *rq, void *buf)
 	/* Before the log: a write that failed never reached the device. */
 	if (bd_device_fault_hits(&bd->dev))
 		return -EIO;
-	r = bd_wlog_write(&bd->wlog, rq->sector, rq->nsect, rq->flags, buf);
+	/* One read of the shared buffer (bd_check_range bounded nsect). */
+	memcpy(bd->bounce, buf, (size_t)rq->nsect * CM_BD_SECTOR);
+	r = bd_wlog_write(&bd->wlog, rq->sector, rq->nsect, rq->flags, bd->bounce);
 	if (r == 0)
-		r = bd_device_write(&bd->dev, rq->sector, rq->nsect, buf, fua);
+		r = bd_device_write(&bd->dev, rq->sector, rq->nsect, bd->bounce, fua);
 	if (r == 0 && fua)
 		r = bd_wlog_flush(&bd->wlog);
 	return r;

@@ -74,6 +74,11 @@ typedef struct bd_svc {
 	cm_arena *arena;
 	bd_device dev;
 	bd_wlog wlog;
+	/* CM_BD_MAX_SECTORS sectors, private: a write copies the client's
+	 * buffer here once, then logs and writes the copy, so the log and the
+	 * device get the same bytes even if a client changes the shared
+	 * buffer meanwhile. */
+	void *bounce;
 } bd_svc;
 
 /* cm_chan_exec for blockdev requests: validates, then performs one. */

@@ -62,6 +62,9 @@ int main(int argc, char **argv)
 	if (cm_service_attach(&svc) < 0)
 		return EXIT_FAILURE;
 	bd.arena = svc.arena;
+	bd.bounce = malloc((size_t)CM_BD_MAX_SECTORS * CM_BD_SECTOR);
+	if (!bd.bounce)
+		return cm_log_errno(-ENOMEM, "bounce buffer: %m"), EXIT_FAILURE;
 	r = bd_device_open(&bd.dev, image, why, sizeof(why));
 	if (r < 0)
 		return cm_log_errno(r, "refusing the device: %s", why), EXIT_FAILURE;
@@ -78,6 +81,7 @@ int main(int argc, char **argv)
 	bd_serve(&svc, &bd);
 	bd_device_close(&bd.dev);
 	bd_wlog_close(&bd.wlog);
+	free(bd.bounce);
 	cm_service_fini(&svc);
 	return EXIT_SUCCESS;
 }

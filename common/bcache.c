@@ -1,5 +1,6 @@
 /* bcache.c - the buffer cache in the arena: buffer heads and their data, the
- * block-number hash, CLOCK eviction, the read and write paths; see bcache.h.
+ * block-number hash, CLOCK eviction, buffer states and LOCKED; the I/O paths
+ * are in bcache_io.c. See bcache.h.
  *
  * Locks: the hash stripes (CM_RANK_BCACHE, a leaf), one at a time, never two,
  * never across I/O. Eviction unhashes its victim under the victim's stripe and
@@ -7,18 +8,18 @@
  * for a racing insert of the same block. I/O on a buffer is serialised by its
  * LOCKED bit; waiters sleep on the buffer's event holding only a reference.
  * Invariants: a block is hashed at most once; a buffer that is referenced,
- * LOCKED or DIRTY is never unhashed; b_count goes 0 -> 1 only under the stripe.
+ * LOCKED, DIRTY or owned by the journal (b_jh) is never unhashed; b_count
+ * goes 0 -> 1 only under the stripe.
  */
 #include "bcache.h"
-
-/* Prefetch runs in flight on one channel: at most 16 x 32 blocks. */
-#define CM_PREFETCH_RUNS 16
 
 #include <assert.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <unistd.h>
+
+#include "bcache_impl.h"
 
 /*
  * Buffer states (b_state bits; b_count counts references):
@@ -28,7 +29,7 @@
  *    └─claim─► CLAIMED ┴─insert─► HASHED !UPTODATE ─read─┴► UPTODATE ─mark_dirty─► DIRTY
  *                 ▲                  │   (LOCKED)           │   ▲    (LOCKED)      │
  *                 └─ evict ──────────┴──────────────────────┘   └────── write ─────┘
- *         (clean, !LOCKED, b_count 0)
+ *         (clean, !LOCKED, b_count 0, b_jh 0)
  *
  *   FREE -> CLAIMED             cm_bcache_claim (CAS of b_state 0 -> CLAIMED)
  *   HASHED -> CLAIMED           cm_bcache_evict_locked (under the victim's stripe)
@@ -36,7 +37,8 @@
  *   CLAIMED -> FREE             cm_bcache_getblk (another thread hashed the block)
  *   +LOCKED, -LOCKED            cm_bh_lock, cm_bh_unlock (cm_bcache_fill, _write)
  *   +UPTODATE                   cm_bcache_fill (read ok), cm_bh_set_uptodate
- *   +DIRTY, -DIRTY              cm_bh_mark_dirty; cm_bcache_write, cm_bh_clear_dirty
+ *   +DIRTY, -DIRTY              cm_bh_mark_dirty; cm_bcache_write, _writeback,
+ *                               cm_bh_clear_dirty
  *
  *   FREE:    b_state 0, b_count 0, on no chain.
  *   CLAIMED: on no chain, b_count 0; only its claimer touches the buffer.
@@ -44,41 +46,11 @@
  *            b_blocknr changes only after an unhash under the same stripe.
  *   LOCKED:  b_count > 0 (the locker holds a reference); one thread does I/O.
  *   DIRTY:   UPTODATE; set and cleared by holders of a reference.
+ *   b_jh:    set: the journal's buffer, never evicted nor written back here.
  * Nobody sets LOCKED or DIRTY without a reference, so a buffer seen unreferenced
  * under its stripe (b_count read before b_state) stays clean while unhashed.
  */
 
-#define CM_BCACHE_MAGIC 0x4843414342443345ULL /* "E3DBCACH" */
-#define CM_BCACHE_VERSION 1
-#define CM_BCACHE_STRIPES 64                  /* a power of 2 */
-#define CM_BCACHE_MIN_BITS 6                  /* at least one bucket per stripe */
-#define CM_BCACHE_MAX_BUFS (1u << 24)
-#define CM_BCACHE_WAIT_MS 100                 /* re-check the arena this often */
-#define CM_BCACHE_HASH 0x9e3779b97f4a7c15ULL
-
-/* The shared part of the cache, at the offset cm_bcache_create returns.
- * Stripe s covers every bucket b with b % CM_BCACHE_STRIPES == s: the chain
- * head and the b_next link of every buffer on that chain. */
-struct cm_bcache_shm {
-	_Atomic uint64_t magic;         /* [immutable] stored last, with release */
-	uint32_t version;               /* [immutable] */
-	uint32_t block_size;            /* [immutable] */
-	uint32_t nbufs;                 /* [immutable] */
-	uint32_t bucket_bits;           /* [immutable] log2 of the bucket count */
-	cm_off bhs;                     /* [immutable] cm_bh[nbufs] */
-	cm_off buckets;                 /* [immutable] uint32_t[]: chain heads, index + 1 */
-	cm_off data;                    /* [immutable] nbufs * block_size, data zone */
-	_Atomic uint32_t hand;          /* [atomic] the CLOCK hand */
-	_Atomic uint64_t hits, misses, evictions, reads, writes, errors, waits; /* [atomic] */
-	cm_mutex stripes[CM_BCACHE_STRIPES];
-};
-
-struct cm_bcache {
-	cm_arena *a;
-	struct cm_bcache_shm *sh;
-	cm_bh *bhs;
-	uint32_t *buckets;
-};
 
 static uint32_t cm_bcache_bucket(const cm_bcache *c, uint64_t blocknr)
 {
@@ -237,10 +209,8 @@ static void cm_bcache_insert_locked(cm_bcache *c, uint32_t bucket, cm_bh *bh)
 	atomic_store(&bh->b_state, CM_BH_HASHED);
 }
 
-/* Takes the stripe lock of bh's block, and if bh is still hashed there lets
- * fn act on it under the lock. Returns fn's result, 0 if bh moved meanwhile,
- * or -EOWNERDEAD. */
-static int cm_bcache_with_bh(cm_bcache *c, cm_bh *bh, int (*fn)(cm_bcache *, uint32_t, cm_bh *))
+/* See bcache_impl.h. */
+int cm_bcache_with_bh(cm_bcache *c, cm_bh *bh, int (*fn)(cm_bcache *, uint32_t, cm_bh *))
 {
 	uint64_t blocknr = cm_bh_blocknr(bh);
 	uint32_t bucket = cm_bcache_bucket(c, blocknr);
@@ -257,10 +227,11 @@ static int cm_bcache_with_bh(cm_bcache *c, cm_bh *bh, int (*fn)(cm_bcache *, uin
 }
 
 /* Called with bh's stripe held: 1 if bh was clean and idle and is now
- * CLAIMED by this thread, else 0. */
+ * CLAIMED by this thread, else 0. A buffer with a journal head belongs to
+ * the journal and stays, whatever its count says. */
 static int cm_bcache_evict_locked(cm_bcache *c, uint32_t bucket, cm_bh *bh)
 {
-	if (atomic_load(&bh->b_count) != 0)
+	if (atomic_load(&bh->b_count) != 0 || cm_bh_jh(bh) != 0)
 		return 0;
 	if (atomic_load(&bh->b_state) & (CM_BH_DIRTY | CM_BH_LOCKED))
 		return 0;
@@ -271,7 +242,7 @@ static int cm_bcache_evict_locked(cm_bcache *c, uint32_t bucket, cm_bh *bh)
 }
 
 /* Called with bh's stripe held: takes a reference. */
-static int cm_bcache_ref_locked(cm_bcache *c, uint32_t bucket, cm_bh *bh)
+int cm_bcache_ref_locked(cm_bcache *c, uint32_t bucket, cm_bh *bh)
 {
 	atomic_fetch_add(&bh->b_count, 1);
 	atomic_store_explicit(&bh->b_clock, 1, memory_order_relaxed);
@@ -296,7 +267,7 @@ static int cm_bcache_claim(cm_bcache *c, cm_bh **ret)
 			return 0;
 		}
 		if ((st & (CM_BH_HASHED | CM_BH_DIRTY | CM_BH_LOCKED)) != CM_BH_HASHED ||
-		    atomic_load(&bh->b_count) != 0)
+		    atomic_load(&bh->b_count) != 0 || cm_bh_jh(bh) != 0)
 			continue;
 		if (atomic_exchange_explicit(&bh->b_clock, 0, memory_order_relaxed))
 			continue;
@@ -395,7 +366,7 @@ void cm_bh_clear_dirty(cm_bh *bh)
 	atomic_fetch_and(&bh->b_state, ~(uint32_t)CM_BH_DIRTY);
 }
 
-static bool cm_bh_trylock(cm_bh *bh)
+bool cm_bh_trylock(cm_bh *bh)
 {
 	if (atomic_fetch_or(&bh->b_state, CM_BH_LOCKED) & CM_BH_LOCKED)
 		return false;
@@ -403,11 +374,10 @@ static bool cm_bh_trylock(cm_bh *bh)
 	return true;
 }
 
-/* Sleeps until bh is not LOCKED, holding no mutex; the caller's reference
- * keeps bh from being reused. -ESTALE if the arena is discarded meanwhile
- * (a group restart: whoever held LOCKED may be dead). */
-static int cm_bh_wait_unlocked(cm_bcache *c, cm_bh *bh)
+/* See bcache_impl.h. */
+int cm_bh_wait_unlocked(cm_bcache *c, cm_bh *bh)
 {
+	cm_lockdep_assert_none_held("waiting for a LOCKED buffer");
 	atomic_fetch_add(&c->sh->waits, 1);
 	for (;;) {
 		uint32_t seq = cm_event_prepare(&bh->b_wait);
@@ -441,207 +411,19 @@ void cm_bh_unlock(cm_bcache *c, cm_bh *bh)
 	cm_event_signal(&bh->b_wait);
 }
 
-/* Called with LOCKED held: one device read or write of bh, counted. */
-static int cm_bcache_io(cm_bcache *c, cm_bdev *bd, cm_bh *bh, bool write)
+uint32_t cm_bcache_locked_by(cm_bcache *c, int32_t pid, uint64_t *blocknr)
 {
-	uint32_t nsect = c->sh->block_size / CM_BD_SECTOR;
-	uint64_t blocknr = cm_bh_blocknr(bh);
-	int r = -ERANGE;
+	uint32_t found = 0;
 
-	if (blocknr <= UINT64_MAX / nsect) {
-		atomic_fetch_add(write ? &c->sh->writes : &c->sh->reads, 1);
-		r = write ? cm_bdev_write(bd, blocknr * nsect, nsect, bh->b_data, 0)
-			  : cm_bdev_read(bd, blocknr * nsect, nsect, bh->b_data);
-	}
-	if (r < 0)
-		atomic_fetch_add(&c->sh->errors, 1);
-	atomic_store(&bh->b_error, r);
-	return r;
-}
-
-/* Makes a referenced buffer UPTODATE: one thread reads, the others wait
- * and return its error if it failed. */
-static int cm_bcache_fill(cm_bcache *c, cm_bdev *bd, cm_bh *bh)
-{
-	int r;
-
-	for (;;) {
-		uint32_t st = atomic_load(&bh->b_state);
-
-		if (st & CM_BH_UPTODATE)
-			return 0;
-		if (cm_bh_trylock(bh))
-			break;
-		r = cm_bh_wait_unlocked(c, bh);
-		if (r < 0)
-			return r;
-		/* The read we waited for failed: its error is ours. */
-		st = atomic_load(&bh->b_state);
-		r = atomic_load(&bh->b_error);
-		if (!(st & (CM_BH_UPTODATE | CM_BH_LOCKED)) && r < 0)
-			return r;
-	}
-	r = cm_bh_test(bh, CM_BH_UPTODATE) ? 0 : cm_bcache_io(c, bd, bh, false);
-	if (r == 0)
-		atomic_fetch_or(&bh->b_state, CM_BH_UPTODATE);
-	cm_bh_unlock(c, bh);
-	return r;
-}
-
-int cm_bcache_read(cm_bcache *c, cm_bdev *bd, uint64_t blocknr, cm_bh **ret)
-{
-	cm_bh *bh;
-	int r;
-
-	r = cm_bcache_getblk(c, blocknr, &bh);
-	if (r < 0)
-		return r;
-	r = cm_bcache_fill(c, bd, bh);
-	if (r < 0) {
-		cm_bcache_put(c, bh);
-		return r;
-	}
-	*ret = bh;
-	return 0;
-}
-
-/* Takes a prefetched block for reading: false if it needs none or another
- * thread is reading it (the caller drops bh then). */
-static bool cm_bcache_prefetch_claim(cm_bcache *c, cm_bh *bh)
-{
-	if (cm_bh_test(bh, CM_BH_UPTODATE) || !cm_bh_trylock(bh))
-		return false;
-	if (!cm_bh_test(bh, CM_BH_UPTODATE))
-		return true;
-	cm_bh_unlock(c, bh);
-	return false;
-}
-
-/* A run of claimed buffers of consecutive blocks, read by one request. */
-struct cm_prefetch_run {
-	cm_bh *bh[CM_BDEV_RUN_MAX];
-	uint32_t n;
-};
-
-/* Ends a run: every buffer uptodate (or its error kept), unlocked, put. */
-static void cm_bcache_run_end(cm_bcache *c, struct cm_prefetch_run *run, int r)
-{
-	if (r < 0)
-		atomic_fetch_add(&c->sh->errors, 1);
-	for (uint32_t i = 0; i < run->n; i++) {
-		cm_bh *bh = run->bh[i];
-		if (r == 0)
-			atomic_fetch_or(&bh->b_state, CM_BH_UPTODATE);
-		atomic_store(&bh->b_error, r);
-		cm_bh_unlock(c, bh);
-		cm_bcache_put(c, bh);
-	}
-	run->n = 0;
-}
-
-/* Gathers the next run from blocks[*next...]: consecutive block numbers,
- * each claimed; stops at a gap, a block it cannot claim, or a full run.
- * -ENOMEM when the cache is full. */
-static int cm_bcache_run_gather(cm_bcache *c, const uint64_t *blocks, size_t n, size_t *next,
-				struct cm_prefetch_run *run)
-{
-	while (*next < n && run->n < CM_BDEV_RUN_MAX) {
-		cm_bh *bh;
-		if (run->n && blocks[*next] != cm_bh_blocknr(run->bh[run->n - 1]) + 1)
-			break;
-		int r = cm_bcache_getblk(c, blocks[(*next)++], &bh);
-		if (r < 0)
-			return r;
-		if (cm_bcache_prefetch_claim(c, bh)) {
-			run->bh[run->n++] = bh;
-			continue;
-		}
-		cm_bcache_put(c, bh);
-		if (run->n)
-			break;
-	}
-	return 0;
-}
-
-static int cm_bcache_run_start(cm_bcache *c, cm_bdev *bd, struct cm_prefetch_run *run)
-{
-	uint32_t nsect = c->sh->block_size / CM_BD_SECTOR;
-	uint64_t first = cm_bh_blocknr(run->bh[0]);
-	cm_off bufs[CM_BDEV_RUN_MAX];
-
-	if (first > UINT64_MAX / nsect - run->n)
-		return -ERANGE;
-	for (uint32_t i = 0; i < run->n; i++)
-		bufs[i] = run->bh[i]->b_data;
-	atomic_fetch_add(&c->sh->reads, run->n);
-	return cm_bdev_submit_readv(bd, first * nsect, nsect, bufs, run->n);
-}
-
-void cm_bcache_prefetch(cm_bcache *c, cm_bdev *bd, const uint64_t *blocks, size_t n)
-{
-	struct cm_prefetch_run runs[CM_PREFETCH_RUNS];
-	size_t next = 0, first = 0, count = 0;
-
-	while (next < n || count > 0) {
-		while (next < n && count < CM_PREFETCH_RUNS) {
-			struct cm_prefetch_run *run = &runs[(first + count) % CM_PREFETCH_RUNS];
-			run->n = 0;
-			if (cm_bcache_run_gather(c, blocks, n, &next, run) < 0)
-				next = n; /* the cache is full: read the rest one by one */
-			if (run->n == 0)
-				continue;
-			int r = cm_bcache_run_start(c, bd, run);
-			if (r < 0)
-				cm_bcache_run_end(c, run, r);
-			else
-				count++;
-		}
-		if (count == 0)
-			continue;
-		cm_bd_rec rec;
-		int r = cm_bdev_reap(bd, &rec);
-		cm_bcache_run_end(c, &runs[first], r < 0 ? r : rec.hdr.status);
-		first = (first + 1) % CM_PREFETCH_RUNS;
-		count--;
-	}
-}
-
-int cm_bcache_write(cm_bcache *c, cm_bdev *bd, cm_bh *bh)
-{
-	int r = cm_bh_lock(c, bh);
-
-	if (r < 0)
-		return r;
-	/* Cleared before the write: a modification made meanwhile dirties it again. */
-	if (atomic_fetch_and(&bh->b_state, ~(uint32_t)CM_BH_DIRTY) & CM_BH_DIRTY) {
-		r = cm_bcache_io(c, bd, bh, true);
-		if (r < 0)
-			atomic_fetch_or(&bh->b_state, CM_BH_DIRTY);
-	}
-	cm_bh_unlock(c, bh);
-	return r;
-}
-
-int cm_bcache_sync(cm_bcache *c, cm_bdev *bd)
-{
-	int first = 0, r;
-
-	for (uint32_t i = 0; i < c->sh->nbufs; i++) {
+	for (uint32_t i = 0; pid > 0 && i < c->sh->nbufs; i++) {
 		cm_bh *bh = &c->bhs[i];
-
-		/* LOCKED ones too: a write in flight must end before the flush. */
-		if (!cm_bh_test(bh, CM_BH_DIRTY | CM_BH_LOCKED))
+		if (!cm_bh_test(bh, CM_BH_LOCKED) ||
+		    atomic_load_explicit(&bh->b_owner, memory_order_relaxed) != pid)
 			continue;
-		r = cm_bcache_with_bh(c, bh, cm_bcache_ref_locked);
-		if (r > 0) {
-			r = cm_bcache_write(c, bd, bh);
-			cm_bcache_put(c, bh);
-		}
-		if (r < 0 && first == 0)
-			first = r;
+		*blocknr = cm_bh_blocknr(bh);
+		found++;
 	}
-	r = cm_bdev_flush(bd);
-	return first < 0 ? first : r;
+	return found;
 }
 
 void cm_bcache_foreach_lock(cm_bcache *c, void (*fn)(cm_mutex *m, void *ctx), void *ctx)

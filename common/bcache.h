@@ -10,7 +10,8 @@
  *
  * A cm_bh pointer is valid in the process that got it, for as long as it
  * holds the reference that came with it (cm_bcache_put drops it). Errors are
- * -errno: -ENOMEM when every buffer is referenced, locked or dirty, -EOWNERDEAD
+ * -errno: -ENOMEM when every buffer is referenced, locked, dirty or owned by
+ * the journal (cm_bcache_writeback makes room), -EOWNERDEAD
  * when a process died holding a hash stripe (the cache is then lost; DESIGN,
  * Recovery), -ESTALE when the arena was discarded while waiting, and the
  * blockdev's error (-EIO, -ERANGE past the device end) for failed I/O.
@@ -40,8 +41,14 @@ enum cm_bh_flag {
 	CM_BH_LOCKED = 1u << 4,   /* one thread does I/O on it (lock_buffer) */
 };
 
-/* A buffer head. The journal attaches its journal head to a buffer it holds
- * a reference on (as JBD does), so b_jh is 0 whenever b_count is 0. */
+/* A buffer head.
+ *
+ * A buffer whose b_jh is set belongs to the journal (common/jbd): only the
+ * journal writes it home (checkpoint), changes its dirtiness or detaches the
+ * journal head, and the cache never evicts or writes it back, whatever
+ * b_count says. The journal attaches its journal head to a buffer it holds a
+ * reference on (as JBD does); a buffer with b_jh 0 that is DIRTY is the
+ * cache's to write back (cm_bcache_writeback). */
 typedef struct cm_bh {
 	_Atomic uint64_t b_blocknr; /* [stripe of the block while HASHED; the claimer
 				     * while CLAIMED] atomic only for racy scans */
@@ -49,7 +56,7 @@ typedef struct cm_bh {
 	_Atomic uint32_t b_count;   /* [atomic] references; 0 -> 1 only under the stripe */
 	_Atomic uint32_t b_clock;   /* [atomic] CLOCK referenced bit */
 	_Atomic int32_t b_error;    /* [LOCKED bit] result of the last I/O: 0 or -errno */
-	_Atomic int32_t b_owner;    /* [LOCKED bit] pid holding LOCKED, for status */
+	_Atomic int32_t b_owner;    /* [LOCKED bit] pid holding LOCKED: status, dead owners */
 	uint32_t b_next;            /* [stripe] next on the chain: index + 1, 0 ends */
 	uint32_t b_index;           /* [immutable] position in the buffer array */
 	uint32_t b_reserved;
@@ -88,6 +95,8 @@ cm_bh *cm_bcache_get(cm_bcache *c, uint64_t blocknr);
 void cm_bcache_put(cm_bcache *c, cm_bh *bh);
 /* getblk, then reads the block unless UPTODATE. Concurrent readers of one
  * block do one device read: the others wait for it and share its result.
+ * A cache with no clean buffer to spare is written back first
+ * (cm_bcache_writeback) rather than failing with -ENOMEM.
  * On error no reference is kept and the buffer stays !UPTODATE. This, write
  * and sync wait on the blockdev ring or on a LOCKED buffer, so (DESIGN) the
  * caller holds no arena lock; getblk, get and put never wait on either. */
@@ -101,9 +110,20 @@ void cm_bcache_prefetch(cm_bcache *c, cm_bdev *bd, const uint64_t *blocks, size_
 /* Writes bh home if DIRTY (clearing it; set again if the write fails).
  * The caller holds a reference. */
 int cm_bcache_write(cm_bcache *c, cm_bdev *bd, cm_bh *bh);
-/* Writes every dirty buffer, waits for writes in flight, then flushes the
- * device. Returns the first error; buffers that failed stay dirty. */
+/* Writes every dirty buffer the journal does not own (b_jh 0), waits for
+ * writes in flight, then flushes the device. Returns the first error;
+ * buffers that failed stay dirty. */
 int cm_bcache_sync(cm_bcache *c, cm_bdev *bd);
+/* Write-back, for a cache short of clean buffers: writes home up to max
+ * buffers that are DIRTY, not LOCKED and have no journal head (b_jh 0),
+ * pipelined on bd's channel (bd must have nothing else in flight), and
+ * leaves them clean and evictable. It does not flush: the caller decides
+ * when the writes must be durable. Returns how many it wrote, or the first
+ * error (those that failed stay dirty). Never waits on a LOCKED buffer. */
+int cm_bcache_writeback(cm_bcache *c, cm_bdev *bd, uint32_t max);
+/* For the supervisor: how many buffers are LOCKED by pid (b_owner), and the
+ * block of one of them in *blocknr. */
+uint32_t cm_bcache_locked_by(cm_bcache *c, int32_t pid, uint64_t *blocknr);
 
 void *cm_bh_data(cm_bcache *c, cm_bh *bh);
 /* The buffer head with index idx (b_index), or NULL out of range; for the

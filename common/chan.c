@@ -79,6 +79,7 @@ static int cm_chan_setup(cm_layout *l, cm_chan *ch, uint32_t server, uint16_t ve
 	atomic_store(&ch->server_epoch, 0);
 	atomic_store(&ch->client_epoch, 0);
 	atomic_store(&ch->done_seq, 0);
+	atomic_store(&ch->exec_seq, 0);
 	atomic_store(&ch->requests, 0);
 	r = cm_ring_init(cm_chan_req(ch), version, CM_CHAN_REC_SIZE, CM_CHAN_REQ_DEPTH, false,
 			 &l->svcs[server].doorbell);
@@ -263,6 +264,7 @@ int cm_chan_reap(cm_chan_client *cc, void *resp, int timeout_ms)
 
 	if (cc->count == 0)
 		return -EINVAL;
+	cm_lockdep_assert_none_held("waiting for a channel response");
 	for (;;) {
 		slot = cm_chan_slot(cc, 0, &done);
 		if (*done) {
@@ -320,6 +322,8 @@ static void cm_chan_adopt(cm_chan_server *s, cm_chan *ch, uint32_t i)
 	if (epoch == 0)
 		epoch = 1;
 	s->adopted[i] = epoch;
+	/* Whatever the last instance was executing is settled by now. */
+	atomic_store(&ch->exec_seq, 0);
 	atomic_store(&ch->server_epoch, epoch);
 	cm_event_signal(cm_ring_not_empty(cm_chan_resp(ch)));
 }
@@ -342,6 +346,7 @@ static int cm_chan_serve(cm_chan *ch, uint32_t budget, cm_chan_exec *exec, void 
 		} else if (rh->seq < done) {
 			sh->status = -EPROTO;
 		} else {
+			atomic_store(&ch->exec_seq, rh->seq);
 			sh->status = exec(ctx, req, resp);
 			memcpy(ch->done_resp, resp, sizeof(resp));
 			atomic_store_explicit(&ch->done_seq, rh->seq, memory_order_release);
@@ -419,6 +424,20 @@ void cm_chan_release_owner(cm_layout *l, cm_arena *a, int32_t pid)
 		}
 		atomic_store(&ch->owner, 0);
 	}
+}
+
+bool cm_chan_server_busy(cm_layout *l, cm_arena *a, uint32_t server, uint32_t *chan)
+{
+	for (uint32_t i = 0; i < l->nchans; i++) {
+		cm_chan *ch = cm_chan_at(l, a, i);
+		uint64_t exec = atomic_load(&ch->exec_seq);
+		if (ch->server != server || atomic_load(&ch->state) == CM_CHAN_FREE || exec == 0 ||
+		    exec == atomic_load(&ch->done_seq))
+			continue;
+		*chan = i;
+		return true;
+	}
+	return false;
 }
 
 void cm_chan_server_gone(cm_layout *l, cm_arena *a, uint32_t server)

@@ -16,8 +16,11 @@
  *    and records done_seq, then publishes the response, then consumes the
  *    request. A request the dead instance executed but did not answer comes
  *    back with seq == done_seq and is answered from done_resp, not executed
- *    twice; one it died executing is executed again (block I/O is
- *    idempotent).
+ *    twice; one it died executing is executed again. That is right for
+ *    block I/O, which is idempotent, and wrong for a call that is not
+ *    (allocation, the journal): exec_seq names the request being executed,
+ *    and the supervisor restarts the whole group when such a service dies
+ *    in the middle of one (cm_chan_server_busy).
  *
  * Claiming: a client first records itself as the owner of a FREE channel
  * (a CAS of owner from 0 to its pid), then moves it to CLAIMED; a client
@@ -44,6 +47,7 @@
 #define CM_CHAN_H
 
 #include <stdatomic.h>
+#include <stdbool.h>
 #include <stdint.h>
 
 #include "arena.h"
@@ -73,6 +77,8 @@ typedef struct cm_chan {
 	_Atomic uint32_t server_epoch; /* [server] set when an instance adopts it */
 	_Atomic uint32_t client_epoch; /* [client] server_epoch it resubmitted for */
 	_Atomic uint64_t done_seq;     /* [server] last request executed */
+	_Atomic uint64_t exec_seq;     /* [server] request being executed; executed
+					* once it equals done_seq, 0: none */
 	uint8_t done_resp[CM_CHAN_REC_SIZE]; /* [server] its response; valid once done_seq names it */
 	_Atomic uint64_t requests;     /* [server] executed, for status */
 	_Atomic cm_off scratch;        /* [owner] CM_CHAN_SCRATCH bytes in the data zone, or 0 */
@@ -126,6 +132,9 @@ void cm_chan_server_wait(cm_chan_server *s, uint32_t armed, int timeout_ms);
 /* Supervisor: gives back every channel that a client process that died
  * owned or was claiming or closing. */
 void cm_chan_release_owner(cm_layout *l, cm_arena *a, int32_t pid);
+/* Supervisor: true if service slot `server` died in the middle of executing
+ * a request (exec_seq set, not done); *chan gets that channel's index. */
+bool cm_chan_server_busy(cm_layout *l, cm_arena *a, uint32_t server, uint32_t *chan);
 /* Supervisor: service slot `server` is not running: free its closing channels. */
 void cm_chan_server_gone(cm_layout *l, cm_arena *a, uint32_t server);
 

@@ -1,6 +1,7 @@
 /* futex.c - shared (not process-private) futex operations and the event
  * count of futex.h. The futex words live in the arena, so FUTEX_PRIVATE_FLAG
- * must never be used here. */
+ * must never be used here. An event wait asserts (lockdep, debug builds)
+ * that the waiter holds no arena lock. */
 #include "futex.h"
 
 #include <errno.h>
@@ -9,6 +10,8 @@
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
+
+#include "lock.h"
 
 int cm_futex_wait(_Atomic uint32_t *word, uint32_t expected, int timeout_ms)
 {
@@ -51,7 +54,10 @@ uint32_t cm_event_prepare(cm_event *e)
 
 int cm_event_wait(cm_event *e, uint32_t seq, int timeout_ms)
 {
-	int r = cm_futex_wait(&e->seq, seq, timeout_ms);
+	int r;
+
+	cm_lockdep_assert_none_held("waiting on an event");
+	r = cm_futex_wait(&e->seq, seq, timeout_ms);
 
 	atomic_fetch_sub(&e->waiters, 1);
 	return r;

@@ -5,6 +5,8 @@
  * acquisition only). The owner pid is written after acquisition and cleared
  * before release; the supervisor reads it to find locks held by a process
  * that died (a racy read is fine: a miss is caught by EOWNERDEAD later).
+ * The same stack tells the wait paths (rings, events, LOCKED buffers)
+ * whether the thread is about to sleep holding a lock.
  */
 #include "lock.h"
 
@@ -70,6 +72,15 @@ void cm_mutex_assert_held(cm_mutex *m)
 	fprintf(stderr, "lockdep: %s must be held here\n", m->name);
 	abort();
 }
+
+void cm_lockdep_assert_none_held(const char *what)
+{
+	if (cm_nheld == 0)
+		return;
+	fprintf(stderr, "lockdep: %s while holding %s (rank %u)\n", what,
+		cm_held[cm_nheld - 1]->name, cm_held[cm_nheld - 1]->rank);
+	abort();
+}
 #else
 static void cm_lockdep_acquire(cm_mutex *m) { (void)m; }
 static void cm_lockdep_push(cm_mutex *m) { (void)m; }
@@ -79,6 +90,11 @@ void cm_mutex_assert_held(cm_mutex *m)
 {
 	if (atomic_load(&m->owner) != getpid())
 		abort();
+}
+
+void cm_lockdep_assert_none_held(const char *what)
+{
+	(void)what;
 }
 #endif
 

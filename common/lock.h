@@ -5,6 +5,8 @@
  * lock whose rank is greater than every rank it holds; debug builds
  * (CM_LOCKDEP) check that on every acquisition and abort naming both locks.
  * The ranks themselves, and why each order is what it is, are in lockset.h.
+ * The checker also asserts that no lock is held across a wait
+ * (cm_lockdep_assert_none_held).
  *
  * Dead owners: when a holder dies, the next locker gets EOWNERDEAD from
  * pthreads. The state behind the lock is then lost (DESIGN, Recovery), so
@@ -48,5 +50,10 @@ int cm_mutex_trylock(cm_mutex *m);
 void cm_mutex_unlock(cm_mutex *m);
 /* Aborts unless this thread holds m (debug builds: by the lockdep stack). */
 void cm_mutex_assert_held(cm_mutex *m);
+/* Debug builds: aborts, naming the lock and what, if this thread holds any
+ * cm_mutex; a no-op otherwise. Every wait on a ring, an event or a LOCKED
+ * buffer calls it: (DESIGN) no arena lock is held while waiting, since the
+ * thread that would end the wait may need that lock. */
+void cm_lockdep_assert_none_held(const char *what);
 
 #endif

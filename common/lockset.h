@@ -4,8 +4,16 @@
  * Lock order, outermost first; a thread takes locks in increasing rank only
  * (lock.h checks it in debug builds; trylocks are exempt):
  *
- *   big_lock         --locking=big only: replaces the whole set, so it is
- *                    outermost and nothing else is taken in that mode.
+ *   big_lock         --locking=big only: replaces every journal lock
+ *                    (j_state_lock through j_revoke_lock: the ones JBD
+ *                    brought in to replace the big kernel lock), so it is
+ *                    outermost and no journal lock is taken in that mode.
+ *                    The buffer-cache stripes and ring_producer are leaf
+ *                    locks kept in both modes (as 2.5.72 kept its buffer
+ *                    and page-cache locks under the BKL): they guard the
+ *                    cache's hash chains and a ring's producers, not
+ *                    journal state, are never held across a wait, and so
+ *                    add nothing to what the big lock serialises.
  *   j_state_lock     journal state; held while starting a handle until
  *                    t_updates is raised, so it orders before t_handle_lock.
  *   t_handle_lock    a transaction's t_updates, outstanding credits, handle
@@ -26,12 +34,17 @@
  *   counter          folding a fuzzy counter's slot deltas: a leaf, may be
  *                    taken under a group lock.
  *   bcache           a buffer-cache hash stripe (bcache.c): a leaf, never two
- *                    at once, never held across I/O or any wait.
+ *                    at once, never held across I/O or any wait; taken in
+ *                    both locking modes, under the big lock too.
  *   ring_producer    serialises producers of a multi-producer ring: a leaf,
  *                    never held while waiting.
  *
  * The per-transaction locks (t_handle_lock, t_jcb_lock) live in each
  * transaction; bh_state and journal_head are striped by block number.
+ *
+ * No lock of any rank is held while waiting on a ring, an event or a LOCKED
+ * buffer: the lock-order checker asserts it at every such wait (lock.h,
+ * cm_lockdep_assert_none_held).
  */
 #ifndef CM_LOCKSET_H
 #define CM_LOCKSET_H

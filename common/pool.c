@@ -44,6 +44,15 @@ int cm_pool_create(cm_arena *a, uint32_t objsize, uint32_t nobj, bool in_data, c
 
 uint32_t cm_pool_get(cm_arena *a, cm_pool *p)
 {
+	uint32_t idx = cm_pool_get_raw(a, p);
+
+	if (idx != CM_POOL_NONE)
+		memset(cm_pool_obj(a, p, idx), 0, p->objsize);
+	return idx;
+}
+
+uint32_t cm_pool_get_raw(cm_arena *a, cm_pool *p)
+{
 	uint32_t *links = cm_pool_links(a, p);
 	uint64_t head = atomic_load_explicit(&p->head, memory_order_acquire);
 	uint32_t top, in_use, high;
@@ -68,7 +77,6 @@ uint32_t cm_pool_get(cm_arena *a, cm_pool *p)
 	       !atomic_compare_exchange_weak_explicit(&p->high, &high, in_use,
 						      memory_order_relaxed, memory_order_relaxed))
 		;
-	memset(cm_pool_obj(a, p, top - 1), 0, p->objsize);
 	return top - 1;
 }
 

@@ -38,6 +38,9 @@ typedef struct cm_pool {
 int cm_pool_create(cm_arena *a, uint32_t objsize, uint32_t nobj, bool in_data, cm_off *ret);
 /* A zeroed object's index, or CM_POOL_NONE when every object is in use. */
 uint32_t cm_pool_get(cm_arena *a, cm_pool *p);
+/* The same, leaving the object as it was freed (for objects that keep
+ * state across uses, such as locks initialised once). */
+uint32_t cm_pool_get_raw(cm_arena *a, cm_pool *p);
 /* Returns object idx (from cm_pool_get) to the pool. */
 void cm_pool_put(cm_arena *a, cm_pool *p, uint32_t idx);
 /* The object idx of p in this process's mapping, or NULL if idx is out of

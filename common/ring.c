@@ -118,6 +118,7 @@ int cm_ring_push(cm_ring *r, const void *rec, int timeout_ms)
 
 	if (first != -EAGAIN)
 		return first;
+	cm_lockdep_assert_none_held("waiting for room in a ring");
 	uint64_t deadline = timeout_ms < 0 ? UINT64_MAX
 					   : cm_now_ns() + (uint64_t)timeout_ms * 1000000ULL;
 	uint64_t spin_end = cm_now_ns() + CM_RING_SPIN_NS;
@@ -175,6 +176,7 @@ int cm_ring_pop(cm_ring *r, void *rec, int timeout_ms)
 		cm_ring_consume(r);
 		return 0;
 	}
+	cm_lockdep_assert_none_held("waiting on an empty ring");
 	uint64_t deadline = timeout_ms < 0 ? UINT64_MAX
 					   : cm_now_ns() + (uint64_t)timeout_ms * 1000000ULL;
 	uint64_t spin_end = cm_now_ns() + CM_RING_SPIN_NS;

@@ -87,9 +87,34 @@ static int cm_rundir_read(const char *path, char *buf, size_t len)
 	return (int)n;
 }
 
+/* Reads /proc/PID/stat into buf; the state letter's position, or NULL. */
+static const char *cm_pid_stat(int pid, char *buf, size_t len, const char **comm)
+{
+	char path[64], *end;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", pid);
+	/* "PID (COMM) STATE ...": the name may hold spaces and parentheses. */
+	if (cm_rundir_read(path, buf, len) <= 0 || !(*comm = strchr(buf, '(')) ||
+	    !(end = strrchr(buf, ')')) || end[1] != ' ')
+		return NULL;
+	return end + 2;
+}
+
+bool cm_pid_alive(int pid)
+{
+	const char *state, *comm;
+	char buf[128];
+
+	if (pid <= 0 || (kill(pid, 0) < 0 && errno != EPERM))
+		return false;
+	state = cm_pid_stat(pid, buf, sizeof(buf), &comm);
+	return state && *state != 'Z' && *state != 'X';
+}
+
 int cm_rundir_supervisor(const char *rundir, int *pid)
 {
-	char path[CM_PATH_MAX + 32], buf[64], *comm, *end;
+	char path[CM_PATH_MAX + 32], buf[128];
+	const char *comm, *state;
 	long v;
 	int r;
 
@@ -102,14 +127,10 @@ int cm_rundir_supervisor(const char *rundir, int *pid)
 	if (v <= 0 || v > 1 << 22)
 		return 0;
 	*pid = (int)v;
-	if (kill((pid_t)v, 0) < 0 && errno != EPERM)
+	/* A zombie is dead, whatever its name. */
+	if (!cm_pid_alive(*pid) || !(state = cm_pid_stat(*pid, buf, sizeof(buf), &comm)))
 		return 0;
-	/* "PID (COMM) STATE ...": a zombie is dead, whatever its name. */
-	snprintf(path, sizeof(path), "/proc/%ld/stat", v);
-	if (cm_rundir_read(path, buf, sizeof(buf)) <= 0 || !(comm = strchr(buf, '(')) ||
-	    !(end = strrchr(buf, ')')) || end[1] != ' ' || end[2] == 'Z' || end[2] == 'X')
-		return 0;
-	return end - comm - 1 >= 15 && strncmp(comm + 1, "ext3d-superviso", 15) == 0;
+	return state - comm - 3 >= 15 && strncmp(comm + 1, "ext3d-superviso", 15) == 0;
 }
 
 void cm_rundir_clean(const char *rundir)

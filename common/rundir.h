@@ -8,10 +8,14 @@
 #ifndef CM_RUNDIR_H
 #define CM_RUNDIR_H
 
+#include <stdbool.h>
+
 #include <stddef.h>
 
 #define CM_PATH_MAX 256
 
+/* False once pid has exited (gone, or a zombie nobody reaped yet). */
+bool cm_pid_alive(int pid);
 /* -EINVAL for a name that is empty, too long or has other characters. */
 int cm_instance_name(const char *flag, char *buf, size_t len);
 int cm_rundir(const char *instance, char *buf, size_t len);

@@ -1,8 +1,10 @@
 /* group.c - the supervisor's process group: create the arena, start the
  * services in compose order and wait for each to be ready, discard the
  * arena on a group restart, stop them in reverse order (policy.c decides
- * when). Runs on the main thread; takes sv->mtx around every change the
- * control thread can see. */
+ * when), and find what a dead process still held in the arena (a lock of
+ * the set, a cache stripe, a LOCKED buffer, an open journal handle), which
+ * makes its death a group restart. Runs on the main thread; takes sv->mtx
+ * around every change the control thread can see. */
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
@@ -14,9 +16,11 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "bcache.h"
 #include "chan.h"
 #include "futex.h"
 #include "internal.h"
+#include "jbd/journal.h"
 #include "log.h"
 
 #define SV_DATA_ZONE(size) ((size) / 2)
@@ -205,14 +209,57 @@ void sv_group_restart(sv_super *sv, const char *why, uint32_t delay_ms)
 	sv->group_restart_at = cm_now_ns() + (uint64_t)delay_ms * 1000000ULL;
 }
 
+/* The journal's handle pool, read-only, or NULL before journald-svc made it. */
+static cm_pool *sv_handle_pool(sv_super *sv, cm_layout *l)
+{
+	cm_off off = atomic_load(&l->journal);
+	jbd_journal *j = off ? cm_arena_ptr(sv->arena, off, sizeof(*j)) : NULL;
+	cm_pool *p;
+
+	if (!j || j->magic != JBD_MAGIC || j->version != JBD_VERSION)
+		return NULL;
+	p = cm_arena_ptr(sv->arena, j->handles, sizeof(*p));
+	return p && p->objsize >= sizeof(jbd_handle) ? p : NULL;
+}
+
+/* A process that is not a service (a tool or a benchmark attached to the
+ * arena) and died with a journal handle open leaves a transaction that can
+ * never commit: its pid, or 0 if every open handle's owner lives. */
+static pid_t sv_dead_handle_owner(sv_super *sv, cm_layout *l)
+{
+	cm_pool *p = sv_handle_pool(sv, l);
+
+	for (uint32_t i = 0; p && i < p->nobj && i < JBD_MAX_HANDLES; i++) {
+		jbd_handle *h = cm_pool_obj(sv->arena, p, i);
+		pid_t owner, joiner;
+
+		if (!h || !__atomic_load_n(&h->h_transaction, __ATOMIC_RELAXED))
+			continue;
+		owner = atomic_load(&h->h_pid);
+		joiner = atomic_load(&h->h_join_pid);
+		if (owner && !cm_pid_alive(owner))
+			return owner;
+		if (joiner && !cm_pid_alive(joiner))
+			return joiner;
+	}
+	return 0;
+}
+
 void sv_group_check_dead_owners(sv_super *sv)
 {
 	cm_dead_box *box;
 	uint32_t reports;
 	char why[SV_REASON_MAX];
+	pid_t pid;
 
 	if (!sv->arena || sv->state != SV_READY)
 		return;
+	pid = sv_dead_handle_owner(sv, cm_layout_get(sv->arena));
+	if (pid) {
+		snprintf(why, sizeof(why), "pid %d died holding a journal handle", (int)pid);
+		sv_group_restart(sv, why, SV_BACKOFF_MIN_MS);
+		return;
+	}
 	box = &cm_layout_get(sv->arena)->dead;
 	reports = atomic_load(&box->reports);
 	if (reports == sv->dead_seen)
@@ -221,4 +268,73 @@ void sv_group_check_dead_owners(sv_super *sv)
 	snprintf(why, sizeof(why), "lock %.*s lost its owner (pid %d)", CM_LOCK_NAME_MAX,
 		 box->lock, (int)atomic_load(&box->pid));
 	sv_group_restart(sv, why, SV_BACKOFF_MIN_MS);
+}
+
+struct sv_owner_scan {
+	pid_t pid;
+	const char *held;
+};
+
+static void sv_owner_check(cm_mutex *m, void *ctx)
+{
+	struct sv_owner_scan *scan = ctx;
+
+	if (atomic_load(&m->owner) == scan->pid)
+		scan->held = m->name;
+}
+
+/* A buffer-cache stripe or a LOCKED buffer held by pid. */
+static bool sv_held_in_cache(sv_super *sv, cm_layout *l, pid_t pid, char *what, size_t len)
+{
+	struct sv_owner_scan scan = {.pid = pid};
+	cm_off off = atomic_load(&l->bcache);
+	cm_bcache *c;
+	uint64_t blocknr = 0;
+	uint32_t n;
+
+	if (!off || cm_bcache_attach(sv->arena, off, &c) < 0)
+		return false;
+	cm_bcache_foreach_lock(c, sv_owner_check, &scan);
+	n = cm_bcache_locked_by(c, pid, &blocknr);
+	cm_bcache_detach(c);
+	if (scan.held)
+		snprintf(what, len, "a %s stripe", scan.held);
+	else if (n)
+		snprintf(what, len, "%u LOCKED buffer%s (block %llu)", n, n > 1 ? "s" : "",
+			 (unsigned long long)blocknr);
+	return scan.held || n;
+}
+
+/* An open journal handle (h_transaction set) that pid owns or has joined.
+ * Read-only: the supervisor takes no journal lock. */
+static bool sv_held_handle(sv_super *sv, cm_layout *l, pid_t pid, char *what, size_t len)
+{
+	cm_pool *p = sv_handle_pool(sv, l);
+
+	for (uint32_t i = 0; p && i < p->nobj && i < JBD_MAX_HANDLES; i++) {
+		jbd_handle *h = cm_pool_obj(sv->arena, p, i);
+		uint32_t t = h ? __atomic_load_n(&h->h_transaction, __ATOMIC_RELAXED) : 0;
+		if (t == 0)
+			continue;
+		if (atomic_load(&h->h_pid) == pid || atomic_load(&h->h_join_pid) == pid) {
+			snprintf(what, len, "a journal handle");
+			return true;
+		}
+	}
+	return false;
+}
+
+bool sv_group_held_by(sv_super *sv, pid_t pid, char *what, size_t len)
+{
+	struct sv_owner_scan scan = {.pid = pid};
+	cm_layout *l = sv->arena ? cm_layout_get(sv->arena) : NULL;
+
+	if (!l || pid <= 0)
+		return false;
+	cm_lockset_foreach(&l->locks, sv_owner_check, &scan);
+	if (scan.held) {
+		snprintf(what, len, "%s", scan.held);
+		return true;
+	}
+	return sv_held_in_cache(sv, l, pid, what, len) || sv_held_handle(sv, l, pid, what, len);
 }

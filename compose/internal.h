@@ -6,7 +6,11 @@
  * States of the group:
  *   STARTING  -> READY       [sv_group_start]   every service reported ready
  *   READY     -> RESTARTING  [sv_group_restart] a group-policy service died,
- *                                               or a lock owner died
+ *                                               or a lock owner died, or any
+ *                                               service died holding state
+ *                                               (sv_group_held_by) or in the
+ *                                               middle of a call that is not
+ *                                               idempotent
  *   RESTARTING-> READY       [sv_group_start]   in a new arena, after the
  *                                               dead service's restart delay
  *   any       -> FAILED      [sv_fail]          a service crashed by itself
@@ -14,10 +18,13 @@
  *                                               each within SV_CRASH_WINDOW_MS
  *                                               of its start
  *   any       -> STOPPING    [sv_group_stop]    SIGTERM or a shutdown request
- * A service of policy "alone" that dies holding no lock is restarted by
- * itself [sv_tick] after its delay; its peers keep running and its clients
- * resubmit (chan.h). Status calls the instance degraded (or stalled) while
- * such a service is not ready.
+ * A service of policy "alone" that dies holding nothing (no lock, cache
+ * stripe, LOCKED buffer or journal handle) is restarted by itself [sv_tick]
+ * after its delay; its peers keep running and its clients resubmit
+ * (chan.h). Resubmission executes again a request the dead service was
+ * executing, which only block I/O survives: any other service (alloc-svc,
+ * journald-svc) that dies mid-request restarts the group. Status calls the
+ * instance degraded (or stalled) while such a service is not ready.
  *
  * Restart delays (policy.c): SV_BACKOFF_MIN_MS, doubling with each death
  * that comes before the service was ready for SV_STABLE_MS, capped at
@@ -125,6 +132,11 @@ void sv_group_restart(sv_super *sv, const char *why, uint32_t delay_ms);
 int sv_service_start(sv_super *sv, int slot, int *status, bool *hung);
 /* A lock owner died (report in the arena's mailbox): group restart. */
 void sv_group_check_dead_owners(sv_super *sv);
+/* Whether pid (dead) held anything in the arena whose state is then lost:
+ * a lock of the set, a buffer-cache stripe, a LOCKED buffer, an open
+ * journal handle (owned or joined). If so, what names it ("j_list_lock",
+ * "a journal handle"). */
+bool sv_group_held_by(sv_super *sv, pid_t pid, char *what, size_t len);
 sv_service *sv_find(sv_super *sv, const char *name);
 
 /* policy.c */

@@ -3,8 +3,10 @@
  * as on SIGTERM) from a crash of its own making (a fault signal, a
  * non-zero exit, a start that hung), restart after a delay that doubles
  * while deaths come quickly, mark the instance failed on a crash loop, and
- * kill a ready service whose heartbeat stopped. See internal.h for the
- * numbers.
+ * kill a ready service whose heartbeat stopped. A death restarts the group
+ * instead of one service when the dead process held arena state (group.c,
+ * sv_group_held_by) or died executing a call that must not run twice. See
+ * internal.h for the numbers.
  * Runs on the main thread. */
 #include <errno.h>
 #include <signal.h>
@@ -19,17 +21,33 @@
 
 #define SV_MS(ns) ((ns) / 1000000ULL)
 
-struct sv_owner_scan {
-	pid_t pid;
-	const char *held;
-};
+/* The services whose calls may be executed twice: a restart alone
+ * resubmits the call one of them died executing (chan.h). */
+static const char *const sv_idempotent[] = {"blockdev-svc"};
 
-static void sv_owner_check(cm_mutex *m, void *ctx)
+/* Why the death of s (pid) must restart the group whatever its policy, in
+ * why; false if a restart of s alone is safe. Called before its channels
+ * are released. */
+static bool sv_needs_group(sv_super *sv, sv_service *s, pid_t pid, char *why, size_t len)
 {
-	struct sv_owner_scan *scan = ctx;
+	cm_layout *l = sv->arena ? cm_layout_get(sv->arena) : NULL;
+	char what[96];
+	uint32_t chan;
 
-	if (atomic_load(&m->owner) == scan->pid)
-		scan->held = m->name;
+	if (sv_group_held_by(sv, pid, what, sizeof(what))) {
+		/* Whatever its policy: the state behind it is lost. */
+		snprintf(why, len, "%s died holding %s", s->name, what);
+		return true;
+	}
+	for (size_t i = 0; i < sizeof(sv_idempotent) / sizeof(sv_idempotent[0]); i++)
+		if (strcmp(s->name, sv_idempotent[i]) == 0)
+			return false;
+	if (l && cm_chan_server_busy(l, sv->arena, (uint32_t)(s - sv->svcs), &chan)) {
+		snprintf(why, len, "%s died executing a request on channel %u, which must "
+			 "not run twice", s->name, chan);
+		return true;
+	}
+	return false;
 }
 
 /* A signal raised by the process itself: a fault, an abort, seccomp. */
@@ -81,16 +99,15 @@ static void sv_describe(sv_service *s, int status, bool hung, char *buf, size_t 
 
 void sv_service_died(sv_super *sv, sv_service *s, int status, bool hung, bool in_start)
 {
-	struct sv_owner_scan scan = {.pid = s->pid};
 	cm_layout *l = sv->arena ? cm_layout_get(sv->arena) : NULL;
 	int slot = (int)(s - sv->svcs);
+	pid_t pid = s->pid;
 	uint64_t now = cm_now_ns();
-	char what[96], why[SV_REASON_MAX];
-	bool own;
+	char what[96], why[SV_REASON_MAX], held[SV_REASON_MAX];
+	bool own, group;
 	uint32_t delay;
 
-	if (l)
-		cm_lockset_foreach(&l->locks, sv_owner_check, &scan);
+	group = sv_needs_group(sv, s, pid, held, sizeof(held));
 	sv_describe(s, status, hung, what, sizeof(what));
 	/* Exit 0 is what a service does on SIGTERM: not a crash. */
 	own = !s->stalled && (hung || (WIFEXITED(status) && WEXITSTATUS(status) != 0) ||
@@ -108,10 +125,10 @@ void sv_service_died(sv_super *sv, sv_service *s, int status, bool hung, bool in
 	if (l) {
 		atomic_store(&l->svcs[slot].pid, 0);
 		atomic_store(&l->svcs[slot].state, CM_SVC_EXITED);
-		cm_chan_release_owner(l, sv->arena, scan.pid);
+		cm_chan_release_owner(l, sv->arena, pid);
 		cm_chan_server_gone(l, sv->arena, (uint32_t)slot);
 	}
-	cm_warn("%s (pid %d) %s%s", s->name, (int)scan.pid, what,
+	cm_warn("%s (pid %d) %s%s", s->name, (int)pid, what,
 		in_start ? " before it was ready" : "");
 	if (sv->state == SV_STOPPING || sv->state == SV_FAILED)
 		return;
@@ -130,10 +147,8 @@ void sv_service_died(sv_super *sv, sv_service *s, int status, bool hung, bool in
 	}
 	delay = sv_backoff(sv, s, now);
 	snprintf(why, sizeof(why), "%s %s", s->name, what);
-	if (scan.held) {
-		/* Whatever its policy: the state behind the lock is lost. */
-		snprintf(why, sizeof(why), "%s died holding %s", s->name, scan.held);
-		sv_group_restart(sv, why, delay);
+	if (group) {
+		sv_group_restart(sv, held, delay);
 	} else if (in_start || s->policy == SV_RESTART_GROUP) {
 		sv_group_restart(sv, why, delay);
 	} else if (s->policy == SV_RESTART_ALONE) {

@@ -18,6 +18,12 @@
 
 #define JD_POLL_MS 200
 
+static const char *const jd_mode_names[] = {
+	[JBD_DATA_ORDERED] = "ordered",
+	[JBD_DATA_JOURNAL] = "journal",
+	[JBD_DATA_WRITEBACK] = "writeback",
+};
+
 static int jd_cache(jd_svc *s, uint32_t bs)
 {
 	cm_layout *l = s->svc.layout;
@@ -62,7 +68,7 @@ static int jd_geometry(jd_svc *s, jd_log *lg, jbd_geometry *g)
 			.last = lg->maxlen, .sequence = lg->sequence + 1, .logmap = lg->map,
 			.fs_sb_block = lg->bs == 1024 ? 1 : 0,
 			.fs_sb_offset = lg->bs == 1024 ? 0 : 1024,
-			.data_mode = JBD_DATA_ORDERED, .commit_interval_ms = s->commit_ms,
+			.data_mode = s->data_mode, .commit_interval_ms = s->commit_ms,
 		};
 	if (r == 0)
 		memcpy(g->uuid, jsb->s_uuid, sizeof(g->uuid));
@@ -98,8 +104,8 @@ int jd_journal_start(jd_svc *s)
 	if ((r = jbd_jsb_open(s->jc, s->bd)) < 0)
 		return cm_log_errno(r, "setting needs_recovery: %m");
 	cm_info("journal: %u log blocks from %u, %u per transaction at most, first tid %u, "
-		"commit every %u ms", g.last - g.first, g.first, g.last / 4, g.sequence,
-		s->jc->j->commit_interval_ms);
+		"commit every %u ms, data=%s", g.last - g.first, g.first, g.last / 4, g.sequence,
+		s->jc->j->commit_interval_ms, jd_mode_names[g.data_mode]);
 	return 0;
 }
 

@@ -15,6 +15,7 @@ typedef struct jd_svc {
 	cm_service svc;
 	uint32_t commit_ms;     /* --commit-interval */
 	uint64_t cache_bytes;   /* --cache-size, if journald-svc makes the cache */
+	enum jbd_data_mode data_mode; /* --data */
 	cm_bdev *bd;            /* [commit thread] */
 	cm_bcache *cache;       /* [commit thread] */
 	jbd_ctx *jc;            /* [commit thread] NULL: no journal */

@@ -106,6 +106,29 @@ unlock:
 	return jbd_cancel_revoke(jc, h, jh);
 }
 
+/* Write access this transaction already has: the buffer is filed on it
+ * (or waits for it), so its journal head cannot go away and no write-back
+ * can touch it; not forgotten (a reuse must cancel its revoke). Checked
+ * under bh_state alone: 1 if so, 0 if not. */
+static int jbd_write_access_held(jbd_ctx *jc, jbd_handle *h, cm_bh *bh, bool undo)
+{
+	uint32_t ti = h->h_transaction;
+	cm_mutex *bs = jbd_bh_state(jc, cm_bh_blocknr(bh));
+	jbd_jh *jh = jbd_jh_of(jc, bh);
+	int r, held;
+
+	if (!bh->b_jh)
+		return 0;
+	r = jbd_lock(jc, bs);
+	if (r < 0)
+		return r;
+	held = bh->b_jh && (!undo || jh->b_committed_data) &&
+	       ((jh->b_transaction == ti && jh->b_jlist != JBD_FORGET) ||
+		jh->b_next_transaction == ti);
+	jbd_unlock(jc, bs);
+	return held;
+}
+
 static int jbd_write_access(jbd_ctx *jc, jbd_handle *h, cm_bh *bh, bool undo)
 {
 	jbd_jh *jh;
@@ -116,6 +139,11 @@ static int jbd_write_access(jbd_ctx *jc, jbd_handle *h, cm_bh *bh, bool undo)
 	r = jbd_enter(jc);
 	if (r < 0)
 		return r;
+	r = jbd_write_access_held(jc, h, bh, undo);
+	if (r != 0) {
+		jbd_leave(jc);
+		return r < 0 ? r : 0;
+	}
 	r = jbd_jh_get(jc, bh, &jh);
 	if (r == 0) {
 		while ((r = jbd_try_write_access(jc, h, bh, jh, undo)) == 1)
@@ -187,14 +215,16 @@ leave:
 	return r;
 }
 
+/* In --locking=big mode the big lock stands in for the stripe. */
 int jbd_lock_bh_state(jbd_ctx *jc, cm_bh *bh)
 {
-	return cm_mutex_lock(jbd_bh_state(jc, cm_bh_blocknr(bh)));
+	return jc->big ? cm_mutex_lock(&jc->ls->big_lock)
+		       : cm_mutex_lock(jbd_bh_state(jc, cm_bh_blocknr(bh)));
 }
 
 void jbd_unlock_bh_state(jbd_ctx *jc, cm_bh *bh)
 {
-	cm_mutex_unlock(jbd_bh_state(jc, cm_bh_blocknr(bh)));
+	cm_mutex_unlock(jc->big ? &jc->ls->big_lock : jbd_bh_state(jc, cm_bh_blocknr(bh)));
 }
 
 const void *jbd_committed_data(jbd_ctx *jc, cm_bh *bh)

@@ -5,16 +5,21 @@
  * in the journal superblock first (flushed) and in memory after, so a
  * crash never finds s_start naming blocks that a later commit reused.
  * Starters waiting for space are woken. Also the clean shutdown.
- *
- *   FINISHED -> (freed)  jbd_checkpoint_drop (j_list_lock): its checkpoint
- *                        list is empty (each buffer home, or logged again
- *                        by a later committed transaction, which took it).
  */
 #include <errno.h>
 #include <stdlib.h>
 
 #include "commit.h"
 #include "runtime.h"
+
+#define JBD_CP_DEPTH 32 /* home writes in flight */
+
+/*
+ *   FINISHED -> (freed)  jbd_checkpoint_drop (j_list_lock): its checkpoint
+ *                        list is empty (each buffer home, or logged again
+ *                        by a later committed transaction, which took it),
+ *                        and the tail then moves past its log blocks.
+ */
 
 /* ---- j_checkpoint_transactions: circular, the head names the oldest ---- */
 
@@ -35,7 +40,9 @@ void __jbd_cp_link_transaction(jbd_ctx *jc, jbd_transaction *t)
 	first->t_cpprev = ti;
 }
 
-void __jbd_checkpoint_drop(jbd_ctx *jc, jbd_transaction *t)
+/* FINISHED -> (freed): t's checkpoint list is empty. Caller holds
+ * j_list_lock. */
+static void jbd_checkpoint_drop(jbd_ctx *jc, jbd_transaction *t)
 {
 	jbd_journal *j = jc->j;
 	uint32_t ti = jbd_tidx(jc, t);
@@ -158,6 +165,58 @@ static bool jbd_cp_clean(jbd_ctx *jc, jbd_jh *jh, void *ctx)
 	return b->n < b->max;
 }
 
+/* Writes home those of bhs[0..n) that are DIRTY, JBD_CP_DEPTH at a time
+ * on bd's channel, each LOCKED from its DIRTY test until its write is
+ * reaped (a failed write leaves it DIRTY). No lock is held; a thread
+ * holding LOCKED never waits for another buffer's, so taking one while
+ * holding others cannot deadlock. Returns the first error. */
+static int jbd_cp_write(jbd_ctx *jc, cm_bdev *bd, cm_bh **bhs, uint32_t n, uint32_t *written)
+{
+	uint32_t spb = jc->j->block_size / CM_BD_SECTOR, head = 0, len = 0;
+	cm_bh *q[JBD_CP_DEPTH];
+	int first = 0, r;
+
+	for (uint32_t i = 0;; i++) {
+		while (len && (len == JBD_CP_DEPTH || i >= n)) {
+			cm_bh *bh = q[head];
+			cm_bd_rec rec;
+
+			if ((r = cm_bdev_reap(bd, &rec)) == 0)
+				r = rec.hdr.status;
+			if (r < 0) {
+				cm_bh_mark_dirty(bh);
+				first = first ? first : r;
+			}
+			cm_bh_unlock(jc->cache, bh);
+			head = (head + 1) % JBD_CP_DEPTH;
+			len--;
+		}
+		if (i >= n)
+			return first;
+		if ((r = cm_bh_lock(jc->cache, bhs[i])) < 0) {
+			first = first ? first : r;
+			continue;
+		}
+		if (!cm_bh_test(bhs[i], CM_BH_DIRTY)) {
+			cm_bh_unlock(jc->cache, bhs[i]);
+			continue;
+		}
+		cm_bh_clear_dirty(bhs[i]);
+		cm_bd_rec rec = {
+			.hdr.op = CM_BD_WRITE, .sector = cm_bh_blocknr(bhs[i]) * spb, .nsect = spb,
+			.data_off = bhs[i]->b_data,
+		};
+		if ((r = cm_bdev_submit(bd, &rec)) < 0) {
+			cm_bh_mark_dirty(bhs[i]);
+			cm_bh_unlock(jc->cache, bhs[i]);
+			first = first ? first : r;
+			continue;
+		}
+		q[(head + len++) % JBD_CP_DEPTH] = bhs[i];
+		(*written)++;
+	}
+}
+
 /* Frees every FINISHED transaction with nothing left to checkpoint and
  * moves the tail to the oldest one left (else the committing one, else
  * the head): superblock first, then j_tail and j_free. Returns the log
@@ -185,7 +244,7 @@ static int jbd_cleanup_tail(jbd_ctx *jc, cm_bdev *bd)
 		t = jbd_t(jc, ti);
 		ti = t->t_cpnext;
 		if (!t->t_checkpoint_list)
-			__jbd_checkpoint_drop(jc, t);
+			jbd_checkpoint_drop(jc, t);
 	}
 	if ((t = jbd_t(jc, j->j_checkpoint_transactions)) || (t = jbd_t(jc, j->j_committing))) {
 		tail = t->t_log_start;
@@ -218,6 +277,7 @@ int jbd_checkpoint(jbd_ctx *jc, cm_bdev *bd, uint32_t need)
 {
 	jbd_journal *j = jc->j;
 	struct jbd_cp_batch b = {.max = j->njheads};
+	uint32_t written = 0;
 	int r, first = 0;
 
 	(void)need; /* every FINISHED transaction is written: at most a quarter
@@ -230,21 +290,21 @@ int jbd_checkpoint(jbd_ctx *jc, cm_bdev *bd, uint32_t need)
 	}
 	if ((r = jbd_cp_walk(jc, jbd_cp_collect, &b)) < 0)
 		goto out;
-	for (uint32_t i = 0; i < b.n; i++) {
-		r = cm_bcache_write(jc->cache, bd, b.bhs[i]);
-		if (r < 0 && !first)
-			first = r;
+	first = jbd_cp_write(jc, bd, b.bhs, b.n, &written);
+	for (uint32_t i = 0; i < b.n; i++)
 		cm_bcache_put(jc->cache, b.bhs[i]);
-	}
-	atomic_fetch_add(&j->stats.checkpoint_blocks, b.n);
+	atomic_fetch_add(&j->stats.checkpoint_blocks, written);
 	atomic_fetch_add(&j->stats.checkpoints, 1);
 	/* Home writes durable before the tail moves past them. */
 	if ((r = first) < 0 || (r = cm_bdev_flush(bd)) < 0)
 		goto out;
 	b.n = 0;
 	r = jbd_cp_walk(jc, jbd_cp_clean, &b);
-	for (uint32_t i = 0; i < b.n; i++)
-		jbd_jh_put(jc, b.jhs[i]);
+	if (b.n && jbd_enter(jc) == 0) {
+		for (uint32_t i = 0; i < b.n; i++)
+			jbd_jh_put(jc, b.jhs[i]);
+		jbd_leave(jc);
+	}
 	if (r == 0)
 		r = b.err;
 	if (r == 0)

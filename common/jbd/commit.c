@@ -1,21 +1,11 @@
 /*
- * commit.c - committing the running transaction (journald-svc's commit
- * thread), as JBD's journal_commit_transaction does it, in the JBD2 format:
- * revoke blocks, descriptor blocks of 8-byte tags, the logged blocks (the
- * frozen copy where the running transaction already changes the buffer,
- * an escaped copy where a block begins with the journal magic), a flush,
- * the commit block, a flush. Log writes are pipelined on one blockdev
- * channel, and no journal lock is held while waiting for them.
- *
- *   RUNNING -> LOCKED    jbd_commit_lock (j_state_lock); then waits, holding
- *                        nothing, for t_updates 0 (j_wait_updates).
- *   LOCKED  -> FLUSH     jbd_commit_switch (j_state_lock): reserved buffers
- *                        unfiled, revoke table switched first.
- *   FLUSH   -> COMMIT    jbd_commit_write_log (j_state_lock): each logged
- *                        buffer METADATA -> SHADOW -> FORGET around its write.
- *   COMMIT  -> FINISHED  jbd_commit_finish (j_state_lock, j_list_lock): FORGET
- *                        buffers onto t's checkpoint list, t onto
- *                        j_checkpoint_transactions.
+ * commit.c - committing the running transaction in journald-svc's commit
+ * thread, as JBD's journal_commit_transaction does: lock it and wait out
+ * its handles, switch to a new running transaction at once, write the log
+ * (logwrite.c), write the commit block (JBD2, with the commit time) and
+ * flush, then hand the logged buffers to the checkpoint, wake commit
+ * waiters and deliver commit callbacks. No journal lock is held while
+ * waiting for handles or I/O.
  */
 #include <errno.h>
 #include <string.h>
@@ -25,6 +15,24 @@
 #include "commit.h"
 #include "jbd2_disk.h"
 #include "runtime.h"
+
+/*
+ * The transitions (journal.h), the lock each is made under, and what
+ * moves with them:
+ *
+ *   RUNNING -> LOCKED    jbd_commit_lock (j_state_lock); then waits, holding
+ *                        nothing, for t_updates 0 (j_wait_updates).
+ *   LOCKED  -> FLUSH     jbd_commit_switch (j_state_lock): RESERVED buffers
+ *                        unfiled and the revoke table switched first;
+ *                        t_log_start = j_head; starters woken.
+ *   FLUSH   -> COMMIT    jbd_commit_write_log (logwrite.c, j_state_lock):
+ *                        each logged buffer METADATA -> SHADOW -> FORGET.
+ *   COMMIT  -> FINISHED  jbd_commit_finish (j_state_lock, j_list_lock): the
+ *                        commit block durable; FORGET buffers onto t's
+ *                        checkpoint list (JBDDIRTY ones, DIRTY for their home
+ *                        write) or to the transaction waiting for them; t
+ *                        onto j_checkpoint_transactions.
+ */
 
 int jbd_state_enter(jbd_ctx *jc)
 {
@@ -176,7 +184,10 @@ int jbd_commit_switch(jbd_ctx *jc, jbd_transaction *t)
 	if (r < 0)
 		return r;
 	/* Nobody revokes meanwhile: starters still wait for LOCKED to end. */
+	if ((r = jbd_enter(jc)) < 0)
+		return r;
 	jbd_switch_revoke_table(jc);
+	jbd_leave(jc);
 	if ((r = jbd_state_enter(jc)) < 0)
 		return r;
 	atomic_store(&t->t_state, JBD_T_FLUSH);

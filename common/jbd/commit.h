@@ -89,11 +89,9 @@ void jbd_unlock_jh(jbd_ctx *jc, uint64_t blk);
 int jbd_next_log_block(jbd_ctx *jc, uint32_t *lblk);
 /* Fills a JBD2 block header. */
 void jbd_header(void *b, uint32_t type, uint32_t tid);
-/* j_checkpoint_transactions, under j_list_lock (checkpoint.c): a FINISHED
- * transaction joins at the tail; jbd_checkpoint_drop frees one whose
- * checkpoint list is empty. */
+/* A FINISHED transaction joins j_checkpoint_transactions at the tail
+ * (checkpoint.c); the caller holds j_list_lock. */
 void __jbd_cp_link_transaction(jbd_ctx *jc, jbd_transaction *t);
-void __jbd_checkpoint_drop(jbd_ctx *jc, jbd_transaction *t);
 
 /* ---- jsb.c ---- */
 /* Checks the journal superblock against the journal in the arena and sets

@@ -5,10 +5,27 @@
  * checkpoint lists, block copies and transaction objects (runtime.h).
  */
 #include <errno.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "runtime.h"
+
+/* The locks of every transaction object, once (see jbd_transaction). */
+static int jbd_init_transaction_locks(cm_arena *a, jbd_journal *j)
+{
+	cm_pool *tp = cm_arena_ptr(a, j->transactions, sizeof(*tp));
+	int r;
+
+	for (uint32_t i = 0; i < JBD_MAX_TRANSACTIONS; i++) {
+		jbd_transaction *t = cm_pool_obj(a, tp, i);
+
+		if ((r = cm_mutex_init(&t->t_handle_lock, CM_RANK_T_HANDLE, "t_handle_lock")) < 0 ||
+		    (r = cm_mutex_init(&t->t_jcb_lock, CM_RANK_T_JCB, "t_jcb_lock")) < 0)
+			return r;
+	}
+	return 0;
+}
 
 int jbd_create(cm_arena *a, const jbd_geometry *g, cm_off *ret)
 {
@@ -70,6 +87,8 @@ int jbd_create(cm_arena *a, const jbd_geometry *g, cm_off *ret)
 	    (r = cm_pool_create(a, g->block_size, ncopies, true, &coff)) < 0)
 		return r;
 	j->copies = coff;
+	if ((r = jbd_init_transaction_locks(a, j)) < 0)
+		return r;
 	j->j_head = g->first;
 	j->j_tail = 0;
 	j->j_free = g->last - g->first;
@@ -380,18 +399,15 @@ cm_off jbd_copy_off(jbd_ctx *jc, uint32_t ci)
 
 jbd_transaction *__jbd_new_transaction(jbd_ctx *jc)
 {
-	uint32_t idx = cm_pool_get(jc->a, jc->tpool);
+	uint32_t idx = cm_pool_get_raw(jc->a, jc->tpool);
+	const size_t keep = offsetof(jbd_transaction, t_tid);
 	jbd_transaction *t;
 	uint64_t now = cm_now_ns();
 
 	if (idx == CM_POOL_NONE)
 		return NULL;
 	t = cm_pool_obj(jc->a, jc->tpool, idx);
-	if (cm_mutex_init(&t->t_handle_lock, CM_RANK_T_HANDLE, "t_handle_lock") < 0 ||
-	    cm_mutex_init(&t->t_jcb_lock, CM_RANK_T_JCB, "t_jcb_lock") < 0) {
-		cm_pool_put(jc->a, jc->tpool, idx);
-		return NULL;
-	}
+	memset((char *)t + keep, 0, sizeof(*t) - keep);
 	t->t_tid = jc->j->j_transaction_sequence++;
 	atomic_store(&t->t_state, JBD_T_RUNNING);
 	t->t_start_ns = now;

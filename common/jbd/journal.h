@@ -137,6 +137,11 @@ typedef struct jbd_jh {
 /* The list heads of a transaction, indexed by enum jbd_jlist (JBD_NONE
  * unused); each names the first journal head of a circular list. */
 typedef struct jbd_transaction {
+	/* The two locks come first and are initialised once, when the pool is
+	 * made, so a starter may lock a transaction it read from j_running
+	 * racily even if that one was freed meanwhile (it then re-checks). */
+	cm_mutex t_handle_lock;
+	cm_mutex t_jcb_lock;
 	uint32_t t_tid;              /* [immutable while allocated] */
 	_Atomic uint32_t t_state;    /* [j_state_lock; racy reads ok] enum jbd_tstate */
 	uint32_t t_log_start;        /* [j_state_lock] log block of its first block */
@@ -144,14 +149,13 @@ typedef struct jbd_transaction {
 	uint32_t t_lists[JBD_NLISTS];       /* [j_list_lock] */
 	uint32_t t_checkpoint_list;  /* [j_list_lock] logged buffers not yet home */
 	uint32_t t_cpnext, t_cpprev; /* [j_list_lock] on j_checkpoint_transactions */
-	uint32_t t_revoke_records;   /* [j_revoke_lock] revokes it made */
+	_Atomic uint32_t t_revoke_records; /* [j_revoke_lock; racy reads ok: 0 skips the
+				      * lock when write access cancels a revoke] */
 	uint64_t t_start_ns;         /* [immutable while allocated] */
 	uint64_t t_expires_ns;       /* [immutable while allocated] commit by then */
-	cm_mutex t_handle_lock;
 	int32_t t_updates;           /* [t_handle_lock] open handles */
 	int32_t t_outstanding_credits; /* [t_handle_lock] used + held by open handles */
 	uint32_t t_handle_count;     /* [t_handle_lock] handles ever started */
-	cm_mutex t_jcb_lock;
 	uint32_t t_jcb;              /* [t_jcb_lock] first commit callback, index + 1 */
 } jbd_transaction;
 
@@ -225,13 +229,14 @@ typedef struct jbd_journal {
 	uint32_t njheads;            /* [immutable] the cache's buffer count */
 
 	/* [j_state_lock] */
-	uint32_t j_flags;            /* enum jbd_flag */
+	_Atomic uint32_t j_flags;    /* [j_state_lock; racy reads ok] enum jbd_flag */
 	int32_t j_errno;             /* why it aborted */
-	uint32_t j_running;          /* transaction index + 1 */
+	_Atomic uint32_t j_running;  /* [j_state_lock; racy reads ok: a starter checks
+				      * t_state under t_handle_lock] index + 1 */
 	uint32_t j_committing;       /* transaction index + 1 */
 	uint32_t j_head;             /* next log block to write */
 	uint32_t j_tail;             /* oldest log block still needed (0: log empty) */
-	uint32_t j_free;             /* log blocks free */
+	_Atomic uint32_t j_free;     /* [j_state_lock; racy reads ok] log blocks free */
 	uint32_t j_tail_sequence;    /* tid of the transaction at j_tail */
 	uint32_t j_transaction_sequence; /* tid the next new transaction gets */
 	_Atomic uint32_t j_commit_sequence; /* [j_state_lock; racy reads ok] last committed */

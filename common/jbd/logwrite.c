@@ -1,11 +1,12 @@
 /*
- * logwrite.c - the FLUSH -> COMMIT transition of a commit
- * (jbd_commit_write_log, commit.h): ordered data home, then revoke blocks,
- * descriptor blocks of 8-byte JBD2 tags (SAME_UUID on all but the first of
- * a descriptor, which the UUID follows; LAST_TAG on the last) and the
- * logged blocks, pipelined on one blockdev channel and reaped in order,
- * then a flush. Each logged buffer goes METADATA -> SHADOW -> FORGET
- * around its write; no journal lock is held while waiting for I/O.
+ * logwrite.c - FLUSH -> COMMIT (jbd_commit_write_log, commit.h): the
+ * journal superblock first if the log was empty on disk, ordered data
+ * home, revoke blocks, descriptor blocks of 8-byte JBD2 tags (the UUID
+ * after each descriptor's first, SAME_UUID on the rest, LAST_TAG on the
+ * last), and the logged blocks: the frozen copy where the running
+ * transaction took the buffer over, an escaped copy where it begins with
+ * the journal magic. Pipelined on one blockdev channel, then a flush; no
+ * journal lock is held while waiting for I/O.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -54,9 +55,9 @@ static void jbd_unshadow(jbd_logw *w, jbd_jh *jh)
 			}
 			jbd_unlock(jc, jbd_bh_state(jc, blk));
 		}
+		jbd_jh_put(jc, jh);
 		jbd_leave(jc);
 	}
-	jbd_jh_put(jc, jh);
 	cm_event_signal(&jc->j->j_wait_unshadow);
 }
 
@@ -86,7 +87,7 @@ static void jbd_logw_drain(jbd_logw *w)
 		jbd_logw_reap(w);
 }
 
-/* Queues the write of data to log block lblk; it's jh and ci are finished
+/* Queues the write of data to log block lblk; its jh and ci are finished
  * when it is reaped (at once if it could not be queued). */
 static void jbd_logw_submit(jbd_logw *w, uint32_t lblk, cm_off data, jbd_jh *jh, uint32_t ci)
 {
@@ -153,7 +154,12 @@ static int jbd_write_revokes(jbd_logw *w)
 {
 	jbd_ctx *jc = w->jc;
 	uint32_t per = (jc->j->block_size - 16) / 4, lblk;
-	int r = jbd_drain_revokes(jc, jbd_collect_revoke, w);
+	int r = jbd_enter(jc);
+
+	if (r < 0)
+		return r;
+	r = jbd_drain_revokes(jc, jbd_collect_revoke, w);
+	jbd_leave(jc);
 
 	for (size_t i = 0; r == 0 && i < w->nrevokes; i += per) {
 		uint32_t n = w->nrevokes - i < per ? (uint32_t)(w->nrevokes - i) : per;
@@ -269,9 +275,9 @@ static int jbd_write_ordered(jbd_ctx *jc, cm_bdev *bd, jbd_transaction *t)
 		r = cm_bcache_write(jc->cache, bd, bh);
 		if (r < 0 && !first)
 			first = r;
-		jbd_jh_put(jc, jh);
 		if ((r = jbd_enter(jc)) < 0)
 			return r;
+		jbd_jh_put(jc, jh);
 	}
 	jbd_leave(jc);
 	return first < 0 ? first : r;
@@ -358,6 +364,7 @@ int jbd_commit_write_log(jbd_ctx *jc, cm_bdev *bd, jbd_transaction *t)
 		jbd_state_leave(jc);
 	}
 out:
+	jbd_logw_drain(w);
 	free(w->revokes);
 	free(w);
 	if (r < 0 && r != -EOWNERDEAD) {

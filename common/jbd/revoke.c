@@ -83,6 +83,11 @@ int jbd_cancel_revoke(jbd_ctx *jc, jbd_handle *h, jbd_jh *jh)
 	uint32_t *link;
 	int r;
 
+	/* Nothing revoked in this transaction: no record to cancel. A revoke
+	 * of this block would have been ordered before its reuse by the
+	 * allocator's lock, so the racy read cannot miss one. */
+	if (!atomic_load(&t->t_revoke_records))
+		return 0;
 	r = jbd_lock(jc, jbd_revoke_lock(jc));
 	if (r < 0)
 		return r;

@@ -133,11 +133,47 @@ sleep:
 	return r < 0 ? r : 1;
 }
 
+/* The fast path, taking t_handle_lock alone (JBD2 takes j_state_lock only
+ * for reading here): when a running transaction exists, fits the credits,
+ * and the log has room for two whole transactions, no starter needs
+ * j_state_lock. A commit sets LOCKED before it reads t_updates under
+ * t_handle_lock, so either it sees this update or this starter sees
+ * LOCKED. Returns 0 when attached, 1 for the slow path, or an error. */
+static int jbd_try_start_fast(jbd_ctx *jc, jbd_handle *h, int nblocks)
+{
+	jbd_journal *j = jc->j;
+	uint32_t ti = atomic_load(&j->j_running);
+	jbd_transaction *t = jbd_t(jc, ti);
+	int r, slow = 1;
+
+	if (!t || (atomic_load(&j->j_flags) & JBD_F_ABORTED) ||
+	    jbd_log_space_left(j) < 2 * (int64_t)j->j_max_transaction_buffers)
+		return 1;
+	r = jbd_lock(jc, &t->t_handle_lock);
+	if (r < 0)
+		return r;
+	if (atomic_load(&t->t_state) == JBD_T_RUNNING && atomic_load(&j->j_running) == ti &&
+	    t->t_outstanding_credits + nblocks <= (int64_t)j->j_max_transaction_buffers) {
+		t->t_outstanding_credits += nblocks;
+		t->t_updates++;
+		t->t_handle_count++;
+		h->h_transaction = ti;
+		h->h_tid = t->t_tid;
+		h->h_buffer_credits = nblocks;
+		slow = 0;
+	}
+	jbd_unlock(jc, &t->t_handle_lock);
+	return slow;
+}
+
 static int jbd_start_this_handle(jbd_ctx *jc, jbd_handle *h, int nblocks)
 {
 	uint64_t t0 = 0;
 	int r;
 
+	r = jbd_try_start_fast(jc, h, nblocks);
+	if (r <= 0)
+		return r;
 	while ((r = jbd_try_start(jc, h, nblocks)) == 1)
 		if (!t0)
 			t0 = cm_now_ns();
@@ -188,8 +224,9 @@ int jbd_start(jbd_ctx *jc, int nblocks, jbd_handle **ret)
 }
 
 /* Takes h off its transaction, returning its unused credits; 1 if it was
- * the last update (the commit may go on), 0 if not, or an error. */
-static int jbd_drop_update(jbd_ctx *jc, jbd_handle *h)
+ * the last update (the commit may go on), 0 if not, or an error. *full
+ * says whether the transaction holds more than it should. */
+static int jbd_drop_update(jbd_ctx *jc, jbd_handle *h, bool *full)
 {
 	jbd_transaction *t = jbd_t(jc, h->h_transaction);
 	bool last;
@@ -199,6 +236,7 @@ static int jbd_drop_update(jbd_ctx *jc, jbd_handle *h)
 	if (r < 0)
 		return r;
 	t->t_outstanding_credits -= h->h_buffer_credits;
+	*full = t->t_outstanding_credits > (int32_t)jc->j->j_max_transaction_buffers;
 	last = --t->t_updates == 0;
 	jbd_unlock(jc, &t->t_handle_lock);
 	h->h_buffer_credits = 0;
@@ -208,18 +246,18 @@ static int jbd_drop_update(jbd_ctx *jc, jbd_handle *h)
 }
 
 /* Asks for the commit of t if the handle wants it synchronously, t holds
- * more than a transaction should, or t is past its commit interval. */
-static int jbd_maybe_commit(jbd_ctx *jc, jbd_handle *h, jbd_transaction *t)
+ * more than a transaction should (full), or t is past its commit interval;
+ * j_state_lock is taken only then. */
+static int jbd_maybe_commit(jbd_ctx *jc, jbd_handle *h, jbd_transaction *t, bool full)
 {
-	bool want = h->h_sync || cm_now_ns() >= t->t_expires_ns;
 	int r;
 
+	if (!h->h_sync && !full && cm_now_ns() < t->t_expires_ns)
+		return 0;
 	r = jbd_lock(jc, jbd_state_lock(jc));
 	if (r < 0)
 		return r;
-	want |= t->t_outstanding_credits > (int32_t)jc->j->j_max_transaction_buffers;
-	if (want)
-		__jbd_request_commit(jc, h->h_tid);
+	__jbd_request_commit(jc, h->h_tid);
 	jbd_unlock(jc, jbd_state_lock(jc));
 	return 0;
 }
@@ -228,7 +266,7 @@ int jbd_stop(jbd_ctx *jc, jbd_handle *h)
 {
 	jbd_transaction *t;
 	uint32_t tid = h->h_tid;
-	bool sync = h->h_sync;
+	bool sync = h->h_sync, full = false;
 	int r, err;
 
 	if (jbd_join_depth > 0 && atomic_load(&h->h_join_pid) == getpid()) {
@@ -248,9 +286,9 @@ int jbd_stop(jbd_ctx *jc, jbd_handle *h)
 	r = jbd_enter(jc);
 	if (r == 0) {
 		if (t) {
-			r = jbd_drop_update(jc, h);
+			r = jbd_drop_update(jc, h, &full);
 			if (r >= 0)
-				r = jbd_maybe_commit(jc, h, t);
+				r = jbd_maybe_commit(jc, h, t, full);
 		}
 		jbd_leave(jc);
 	}
@@ -298,6 +336,7 @@ leave:
 
 int jbd_restart(jbd_ctx *jc, jbd_handle *h, int nblocks)
 {
+	bool full;
 	int r;
 
 	if (nblocks <= 0 || (uint32_t)nblocks > jc->j->j_max_transaction_buffers)
@@ -305,7 +344,7 @@ int jbd_restart(jbd_ctx *jc, jbd_handle *h, int nblocks)
 	r = jbd_enter(jc);
 	if (r < 0)
 		return r;
-	r = jbd_drop_update(jc, h);
+	r = jbd_drop_update(jc, h, &full);
 	if (r >= 0) {
 		r = jbd_lock(jc, jbd_state_lock(jc));
 		if (r == 0) {
@@ -391,7 +430,7 @@ int jbd_wait_commit(jbd_ctx *jc, uint32_t tid)
 			cm_event_cancel(&j->j_wait_done_commit);
 			return 0;
 		}
-		if (__atomic_load_n(&j->j_flags, __ATOMIC_RELAXED) & JBD_F_ABORTED) {
+		if (atomic_load_explicit(&j->j_flags, memory_order_relaxed) & JBD_F_ABORTED) {
 			cm_event_cancel(&j->j_wait_done_commit);
 			return -EIO;
 		}

@@ -9,8 +9,10 @@
 #     finds nothing;
 #   - enough handles to wrap the log several times (checkpoints);
 #   - the supervisor and every service SIGKILLed after the commits: the
-#     image needs recovery, and e2fsck -fy, ext3d-recover and a new
-#     instance (journald-svc's replay) each give the model's blocks.
+#     image needs recovery, and e2fsck -fy, ext3d-recover, the kernel (a
+#     loop mount; skipped, with the reason, where mounting fails) and a
+#     new instance (journald-svc's replay) each give the model's blocks;
+#   - --commit-interval and --data reach journald-svc; a bad one stops it.
 set -u
 . "$(dirname "$0")/../lib/tap.sh"
 . "$T_TOP/tests/lib/instance.sh"
@@ -22,12 +24,14 @@ for tool in mke2fs e2fsck dumpe2fs python3; do
 	command -v $tool >/dev/null 2>&1 || t_skip_all "needs $tool"
 done
 
-# compose FILE MODEL [WRITER FLAGS...]: blockdev-svc, journald-svc, jbd-writer.
+# compose FILE MODEL [WRITER FLAGS...]: blockdev-svc, journald-svc (with
+# $JD_ARGS), jbd-writer.
+JD_ARGS=--commit-interval=200
 compose() {
 	f=$1 model=$2; shift 2
 	{
 		echo "service blockdev-svc alone \${BUILD}/blockdev-svc/blockdev-svc --image=\${IMAGE}"
-		echo "service journald-svc group \${BUILD}/journald-svc/journald-svc --commit-interval=200"
+		echo "service journald-svc group \${BUILD}/journald-svc/journald-svc $JD_ARGS"
 		echo "service jbd-writer never \${BUILD}/tests/tools/jbd-writer --model=$model $*"
 	} >"$f"
 }
@@ -94,11 +98,14 @@ t_ok $? "e2fsck -fn finds nothing"
 # ---- every process SIGKILLed after the commits ----
 img=$T_TMP/crash.img model=$T_TMP/crash.model n=t-jrnl-k-$$
 mke2fs -q -F -t ext3 -b 1024 -J size=1 "$img" 16M
-compose "$T_TMP/crash.compose" "$model" --handles=300 --per=6 --blocks=300 --seed=11
+JD_ARGS="--commit-interval=300 --data=writeback"
+compose "$T_TMP/crash.compose" "$model" --handles=1000 --per=6 --blocks=300 --seed=11
 t_instance_start $n "$T_TMP/crash.compose" --set "IMAGE=$img"
 t_ok $? "second instance ready"
+grep -q "commit every 300 ms, data=writeback" "$T_TMP/$n.log"
+t_ok $? "journald-svc took --commit-interval=300 --data=writeback"
 wait_model "$model" $n
-t_ok $? "jbd-writer ran 300 handles, all committed"
+t_ok $? "jbd-writer ran 1000 handles, all committed (the log wrapped)"
 sup=$(t_field $n supervisor.pid)
 pids="$sup $(t_svc_pid $n blockdev-svc) $(t_svc_pid $n journald-svc)"
 kill -9 $pids 2>/dev/null
@@ -122,6 +129,23 @@ t_ok $? "e2fsck -fn then finds nothing"
 "$REC" "$img.x" >"$T_TMP/crash.rec" 2>&1
 t_ok $? "ext3d-recover replays a copy"
 t_is "$(check_blocks "$img.x" "$model")" 0 "ext3d-recover's replay holds every committed block"
+t_is "$(cmp -l "$img.x" "$img.o" | awk '$1 <= 1024 || $1 > 2048 { n++ } END { print n + 0 }')" 0 \
+	"and equals e2fsck's outside the superblock"
+# The kernel replays at mount (ext3 through the ext4 driver).
+mnt=$T_TMP/mnt
+mkdir -p "$mnt"
+t_at_exit "umount '$mnt' 2>/dev/null"
+cp "$img" "$img.k"
+if mount -o loop -t ext3 "$img.k" "$mnt" 2>"$T_TMP/mount.err"; then
+	umount "$mnt"
+	t_is "$(check_blocks "$img.k" "$model")" 0 "the kernel's replay at mount holds every committed block"
+	e2fsck -fn "$img.k" >/dev/null 2>&1
+	t_ok $? "e2fsck -fn finds nothing after the kernel's replay"
+else
+	why="loop mount failed: $(head -1 "$T_TMP/mount.err")"
+	t_skip "$why" "the kernel's replay at mount holds every committed block"
+	t_skip "$why" "e2fsck -fn finds nothing after the kernel's replay"
+fi
 head -2 "$T_TMP/crash.compose" >"$T_TMP/idle.compose"
 t_instance_start t-jrnl-r-$$ "$T_TMP/idle.compose" --set "IMAGE=$img"
 t_ok $? "an instance on the crashed image starts (journald-svc replays)"
@@ -129,4 +153,13 @@ t_instance_stop t-jrnl-r-$$
 t_is "$(check_blocks "$img" "$model")" 0 "journald-svc's replay holds every committed block"
 e2fsck -fn "$img" >/dev/null 2>&1
 t_ok $? "e2fsck -fn finds nothing after it"
+
+# A bad option stops journald-svc with its usage.
+JD_ARGS=--commit-interval=soon
+compose "$T_TMP/bad.compose" "$T_TMP/bad.model"
+head -2 "$T_TMP/bad.compose" >"$T_TMP/bad2.compose"
+t_instance_start t-jrnl-b-$$ "$T_TMP/bad2.compose" --set "IMAGE=$img" >/dev/null
+t_ok "$([ $? -ne 0 ]; echo $?)" "journald-svc --commit-interval=soon: the instance does not start"
+grep -q "usage: journald-svc" "$T_TMP/t-jrnl-b-$$.log"
+t_ok $? "journald-svc says its usage"
 t_done

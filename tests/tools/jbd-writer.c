@@ -1,15 +1,11 @@
-/* jbd-writer - runs journal handles on raw blocks for
- * tests/integration/journal.t. It runs as a compose service (policy never,
- * after journald-svc): attaches the arena, the buffer cache and the
- * journal, reports ready without confining itself (a test tool), then runs
- * --handles handles, each writing 1..--per blocks chosen among the last
+/* jbd-writer - journal handles on raw blocks for tests/integration/
+ * journal.t, as a compose service after journald-svc (policy never, not
+ * confined): --handles handles of 1..--per blocks each, among the last
  * --blocks blocks of the filesystem. Block b at generation g holds the
- * 8-byte record (b, g) little-endian, repeated; every fifth generation
- * begins with the journal magic instead (escaped in the log). The last
- * handle is synchronous, so when it returns every handle is committed:
- * then it writes the model ("block generation" per line, only blocks it
- * wrote) to --model and exits 0.
- */
+ * little-endian record (b, g) repeated; every fifth generation begins with
+ * the journal magic (escaped in the log). The last handle is synchronous,
+ * so all are committed when it returns; then it writes the model ("block
+ * generation" per line) to --model and exits 0. */
 #include <errno.h>
 #include <getopt.h>
 #include <stdio.h>

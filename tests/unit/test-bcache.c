@@ -4,7 +4,10 @@
  * hits, eviction under pressure from threads of one process and from several
  * processes, one device read for concurrent readers of a block, pinning by
  * references, the write path (dirty buffers stay, sync writes them home), I/O
- * errors, a full cache, and a stripe lock whose owner died. Reports hit and
+ * errors, a full cache, write-back of dirty buffers the journal does not own
+ * (and neither write-back, sync nor eviction touching those it does), a
+ * stripe lock whose owner died, and blockdev-svc's write log matching the
+ * device for a buffer another thread keeps changing during the write.  Reports hit and
  * miss counts and reads/s as TAP diagnostics. EXT3D_LONG=1 runs longer. */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -89,6 +92,9 @@ static int t_server(void *arg)
 	char why[512];
 
 	prctl(PR_SET_PDEATHSIG, SIGKILL);
+	bd.bounce = malloc((size_t)CM_BD_MAX_SECTORS * CM_BD_SECTOR);
+	if (!bd.bounce)
+		return 2;
 	if (bd_device_open(&bd.dev, t_path, why, sizeof(why)) < 0)
 		return 2;
 	cm_chan_server_init(&s, t_a, 0);
@@ -98,6 +104,7 @@ static int t_server(void *arg)
 			cm_chan_server_wait(&s, armed, 100);
 	}
 	bd_device_close(&bd.dev);
+	free(bd.bounce);
 	return 0;
 }
 
@@ -537,6 +544,161 @@ static void t_full(cm_bdev *bd)
 	cm_bcache_detach(c);
 }
 
+/* Dirties the 8 buffers of blocks first.., each byte flipped, and puts
+ * them; held[] keeps the pointers (not references). */
+static void t_dirty_all(cm_bcache *c, cm_bdev *bd, uint64_t first, cm_bh **held)
+{
+	for (uint64_t i = 0; i < 8; i++) {
+		uint8_t *d;
+		if (cm_bcache_read(c, bd, first + i, &held[i]) < 0) {
+			printf("Bail out! read %llu\n", (unsigned long long)(first + i));
+			exit(1);
+		}
+		d = cm_bh_data(c, held[i]);
+		for (uint32_t k = 0; k < T_BS; k++)
+			d[k] ^= 0x5a;
+		cm_bh_mark_dirty(held[i]);
+		cm_bcache_put(c, held[i]);
+	}
+}
+
+/* Write-back: a cache full of dirty buffers makes room by writing home
+ * those without a journal head, at most max of them, in one pipelined
+ * burst; buffers with b_jh set (the journal's) are never written back,
+ * synced or evicted, dirty or clean. */
+static void t_writeback(cm_bdev *bd)
+{
+	cm_bcache *c = t_cache(8 * T_BS, T_BS, NULL);
+	uint64_t w0 = atomic_load(&t_sh->writes), seed = 7;
+	cm_bh *b[8], *bh;
+	int home = 0, bad = 0;
+
+	t_dirty_all(c, bd, 1700, b);
+	b[2]->b_jh = 1; /* the journal's, dirty */
+	b[3]->b_jh = 1;
+	t_is_int(cm_bcache_getblk(c, 1800, &bh), -ENOMEM, "writeback: all dirty: getblk -ENOMEM");
+	t_is_int(cm_bcache_writeback(c, bd, 3), 3, "writeback of at most 3 writes 3");
+	t_is_int(cm_bcache_writeback(c, bd, 100), 3, "then the 3 others without a journal head");
+	t_is_int((int64_t)(atomic_load(&t_sh->writes) - w0), 6, "6 device writes");
+	for (int i = 0; i < 8; i++) {
+		bool jh = i == 2 || i == 3;
+		if (!jh && t_file_is(1700 + (uint64_t)i, cm_bh_data(c, b[i])) &&
+		    !cm_bh_test(b[i], CM_BH_DIRTY)) {
+			memcpy(t_img + (1700 + (uint64_t)i) * T_BS, cm_bh_data(c, b[i]), T_BS);
+			home++;
+		}
+		if (jh && !t_file_is(1700 + (uint64_t)i, cm_bh_data(c, b[i])) &&
+		    cm_bh_test(b[i], CM_BH_DIRTY))
+			home += 10;
+	}
+	t_is_int(home, 26, "the 6 are home and clean; the journal's 2 are dirty, not written");
+	t_is_int(cm_bcache_writeback(c, bd, 100), 0, "nothing more to write back");
+	b[4]->b_jh = 1; /* the journal's, clean */
+	for (int i = 0; i < 200; i++)
+		bad += t_read_check(c, bd, 1000 + t_rand(&seed) % 500, T_BS) != 0;
+	t_ok(bad == 0, "200 reads churn the 5 other buffers");
+	bh = cm_bcache_get(c, 1702);
+	t_ok(bh == b[2] && cm_bh_test(bh, CM_BH_DIRTY), "the journal's dirty buffer stayed");
+	cm_bcache_put(c, bh);
+	bh = cm_bcache_get(c, 1704);
+	t_ok(bh == b[4] && cm_bh_test(bh, CM_BH_UPTODATE), "the journal's clean unreferenced "
+	     "buffer stayed");
+	cm_bcache_put(c, bh);
+	w0 = atomic_load(&t_sh->writes);
+	t_is_int(cm_bcache_sync(c, bd), 0, "sync");
+	t_ok(atomic_load(&t_sh->writes) == w0 && cm_bh_test(b[2], CM_BH_DIRTY) &&
+	     !t_file_is(1702, cm_bh_data(c, b[2])), "sync leaves the journal's buffers alone");
+	for (int i = 2; i <= 4; i++) {
+		bh = cm_bcache_get(c, 1700 + (uint64_t)i);
+		cm_bh_clear_dirty(bh); /* the journal drops them: the image is unchanged */
+		memcpy(cm_bh_data(c, bh), t_img + (1700 + (uint64_t)i) * T_BS, T_BS);
+		bh->b_jh = 0;
+		cm_bcache_put(c, bh);
+	}
+	t_ok(cm_bcache_check(c), "writeback: invariants hold");
+	cm_bcache_detach(c);
+
+	c = t_cache(8 * T_BS, T_BS, NULL);
+	t_dirty_all(c, bd, 1710, b);
+	for (uint64_t i = 0; i < 8; i++) /* before a read reuses one of them */
+		memcpy(t_img + (1710 + i) * T_BS, cm_bh_data(c, b[i]), T_BS);
+	w0 = atomic_load(&t_sh->writes);
+	t_is_int(t_read_check(c, bd, 1800, T_BS), 0, "a read in a cache full of dirty buffers "
+		 "writes back and succeeds");
+	t_ok(atomic_load(&t_sh->writes) - w0 == 8, "having written the 8 home in one burst");
+	for (uint64_t i = 0; i < 8; i++)
+		bad += !t_file_is(1710 + i, t_img + (1710 + i) * T_BS);
+	t_is_int(bad, 0, "the image has every written-back block's new bytes");
+	t_ok(cm_bcache_check(c), "writeback: invariants hold");
+	cm_bcache_detach(c);
+}
+
+struct t_scribbler {
+	uint8_t *buf;
+	size_t len;
+	_Atomic bool stop;
+};
+
+static void *t_scribble(void *arg)
+{
+	struct t_scribbler *sc = arg;
+
+	for (uint8_t v = 0; !atomic_load_explicit(&sc->stop, memory_order_relaxed); v++)
+		for (size_t i = 0; i < sc->len; i += 64)
+			__atomic_store_n(&sc->buf[i], v, __ATOMIC_RELAXED);
+	return NULL;
+}
+
+/* Stable writes: blockdev-svc reads a written buffer once, so what its
+ * write log records is what reached the device, even while a client
+ * thread keeps changing the buffer. */
+static void t_stable_write(void)
+{
+	const uint32_t nsect = 128, len = nsect * CM_BD_SECTOR;
+	const uint64_t sector = 1900ull * (T_BS / CM_BD_SECTOR);
+	char wpath[64] = "/tmp/test-bcache-wlog.XXXXXX", why[256];
+	struct t_scribbler sc = {.len = len};
+	bd_svc bd = {.arena = t_a, .wlog.fd = -1};
+	uint8_t *logged = malloc(len), *dev = malloc(len);
+	cm_off off = cm_arena_alloc_data(t_a, len, 4096);
+	int wfd = mkstemp(wpath), differ = 0, failed = 0;
+	pthread_t th;
+
+	bd.bounce = malloc((size_t)CM_BD_MAX_SECTORS * CM_BD_SECTOR);
+	sc.buf = off ? cm_arena_ptr(t_a, off, len) : NULL;
+	if (!logged || !dev || !sc.buf || wfd < 0 || !bd.bounce ||
+	    bd_device_open(&bd.dev, t_path, why, sizeof(why)) < 0 ||
+	    bd_wlog_open(&bd.wlog, wpath) < 0 || pthread_create(&th, NULL, t_scribble, &sc)) {
+		printf("Bail out! stable-write setup\n");
+		exit(1);
+	}
+	for (int i = 0; i < 300; i++) {
+		cm_bd_rec rq = {.hdr = {.version = CM_BD_VERSION, .op = CM_BD_WRITE},
+				.sector = sector, .nsect = nsect, .data_off = off};
+		cm_bd_rec rs;
+		off_t end;
+		failed += bd_exec(&bd, &rq, &rs) != 0;
+		end = lseek(bd.wlog.fd, 0, SEEK_END);
+		if (pread(wfd, logged, len, end - (off_t)len) != (ssize_t)len ||
+		    pread(bd.dev.fd, dev, len, (off_t)(sector * CM_BD_SECTOR)) != (ssize_t)len ||
+		    memcmp(logged, dev, len) != 0)
+			differ++;
+	}
+	atomic_store(&sc.stop, true);
+	pthread_join(th, NULL);
+	t_is_int(failed, 0, "stable writes: 300 writes of a buffer changing under them");
+	t_is_int(differ, 0, "each write's log record equals what reached the device");
+	t_ok(pwrite(bd.dev.fd, t_img + sector * CM_BD_SECTOR, len,
+		    (off_t)(sector * CM_BD_SECTOR)) == (ssize_t)len, "stable writes: image restored");
+	bd_device_close(&bd.dev);
+	bd_wlog_close(&bd.wlog);
+	close(wfd);
+	unlink(wpath);
+	free(bd.bounce);
+	free(logged);
+	free(dev);
+}
+
 static int t_die_holding(void *arg)
 {
 	if (cm_mutex_lock(arg) != 0)
@@ -628,6 +790,8 @@ int main(void)
 	t_write(bd);
 	t_errors(bd);
 	t_full(bd);
+	t_writeback(bd);
+	t_stable_write();
 	t_dead_stripe(bd);
 	cm_bdev_close(bd);
 	atomic_store(&t_sh->stop, 1);

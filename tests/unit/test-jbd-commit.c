@@ -1,15 +1,11 @@
-/* test-jbd-commit.c - the commit and checkpoint side of the journal on a
- * real ext3 image (mke2fs -t ext3, 1 KiB blocks, 8 MiB, a 1024-block
- * journal) served by a forked blockdev server, with e2fsck as the oracle:
- * after commits, a copy of the image taken with no checkpoint (as after a
- * crash) is replayed by `e2fsck -fy`, must then pass `e2fsck -fn`, and its
- * blocks must hold what the model says was committed. Cases: plain
- * commits, blocks that begin with the journal magic (escaped), a buffer
- * changed by the next transaction while its own commits (frozen copy), a
- * revoked block, the log wrapping many times with checkpoints, a commit
- * thread with several writer threads (group commit), and a clean shutdown
- * (s_start 0, needs_recovery cleared, every block home). Needs mke2fs and
- * e2fsck. */
+/* test-jbd-commit.c - commit and checkpoint on a real ext3 image (1 KiB
+ * blocks, 8 MiB, 1024-block log) behind a forked blockdev server, e2fsck
+ * the oracle: a copy taken without checkpoint (as after a crash) must
+ * replay under `e2fsck -fy` to the model's blocks and then pass -fn. Plain
+ * commits, escaped blocks, a commit callback, a frozen copy, a revoke,
+ * ordered data, the log wrapping with checkpoints, group commit with
+ * writer threads, clean shutdown; in both locking modes; then failing
+ * writes abort the journal. Needs mke2fs, e2fsck; T_KEEP=1 keeps images. */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
@@ -35,7 +31,7 @@
 static char dir[] = "/tmp/test-jbd-commit-XXXXXX";
 static char img[80], copy[80];
 static cm_arena *a;
-static _Atomic uint32_t *stop_server;
+static _Atomic uint32_t *stop_server, *fail_writes;
 static pid_t server;
 static cm_bcache *cache;
 static cm_bdev *bd;
@@ -79,6 +75,18 @@ static void pattern(uint32_t i, uint32_t gen, uint8_t *b)
 		memcpy(b, MAGIC_BE, 4);
 }
 
+/* blockdev requests, failing every write while *fail_writes is set. */
+static int server_exec(void *ctx, const void *req, void *resp)
+{
+	const cm_bd_rec *rq = req;
+
+	if (rq->hdr.op == CM_BD_WRITE && atomic_load(fail_writes)) {
+		memcpy(resp, req, sizeof(*rq));
+		return -EIO;
+	}
+	return bd_exec(ctx, req, resp);
+}
+
 static int server_main(void *arg)
 {
 	bd_svc s = {.arena = a, .wlog.fd = -1};
@@ -87,21 +95,23 @@ static int server_main(void *arg)
 
 	(void)arg;
 	prctl(PR_SET_PDEATHSIG, SIGKILL);
-	if (bd_device_open(&s.dev, img, why, sizeof(why)) < 0)
+	s.bounce = malloc((size_t)CM_BD_MAX_SECTORS * CM_BD_SECTOR);
+	if (!s.bounce || bd_device_open(&s.dev, img, why, sizeof(why)) < 0)
 		return 2;
 	cm_chan_server_init(&srv, a, 0);
 	while (!atomic_load(stop_server)) {
 		uint32_t armed = cm_chan_server_arm(&srv);
 
-		if (cm_chan_server_poll(&srv, 32, bd_exec, &s) == 0)
+		if (cm_chan_server_poll(&srv, 32, server_exec, &s) == 0)
 			cm_chan_server_wait(&srv, armed, 100);
 	}
 	bd_device_close(&s.dev);
+	free(s.bounce);
 	return 0;
 }
 
 /* The image, the arena, the server, the cache and the journal. */
-static int setup(void)
+static int setup(enum cm_locking_mode mode)
 {
 	jd_dev dev;
 	jd_log lg;
@@ -128,8 +138,9 @@ static int setup(void)
 			   .fs_sb_block = 1, .fs_sb_offset = 0, .data_mode = JBD_DATA_ORDERED};
 	memcpy(g.uuid, ((journal_superblock_t *)jsb)->s_uuid, 16);
 	close(fd);
-	a = t_arena_new(CM_LOCKING_FINE);
+	a = t_arena_new(mode);
 	stop_server = cm_arena_ptr(a, cm_arena_alloc(a, sizeof(*stop_server), 64), 4);
+	fail_writes = cm_arena_ptr(a, cm_arena_alloc(a, sizeof(*fail_writes), 64), 4);
 	snprintf(cm_layout_get(a)->svcs[0].name, CM_SVC_NAME_MAX, "blockdev-svc");
 	server = t_fork(server_main, NULL);
 	if ((r = cm_bcache_create(a, 1 << 20, BS, &off)) < 0)
@@ -246,10 +257,21 @@ static void case_basic(void)
 static void case_escape(void)
 {
 	uint32_t idx[] = {40, 41, 42};
+	uint64_t cookies[4] = {0};
+	jbd_handle *h;
 	int r = write_blocks(idx, 3, true);
 
+	/* A commit callback rides along in an empty handle. */
+	if (r == 0 && (r = jbd_start(jc, 1, &h)) == 0) {
+		r = jbd_add_callback(jc, h, 0xc0ffee);
+		if (jbd_stop(jc, h) < 0 && r == 0)
+			r = -EIO;
+	}
+	t_is_int(jbd_take_callbacks(jc, cookies, 4), 0, "no callback before the commit");
 	if (r == 0)
 		r = jbd_commit(jc, bd);
+	t_ok(jbd_take_callbacks(jc, cookies, 4) == 1 && cookies[0] == 0xc0ffee,
+	     "the commit delivered the callback");
 	if (r == 1)
 		mark_committed();
 	t_is_int(r, 1, "blocks beginning with the journal magic committed");
@@ -324,12 +346,45 @@ static void case_revoke(void)
 	live[60] = committed[60] = gen;
 }
 
+/* Ordered data: home before the commit is, without any checkpoint. */
+static void case_ordered(void)
+{
+	uint32_t i = 70, gen = next_gen++;
+	jbd_handle *h;
+	cm_bh *bh = NULL;
+	uint8_t got[BS], want[BS];
+	int fd, r = jbd_start(jc, 1, &h);
+
+	if (r == 0) {
+		r = cm_bcache_read(cache, bd, home(i), &bh);
+		if (r == 0) {
+			pattern(i, gen, cm_bh_data(cache, bh));
+			r = jbd_dirty_data(jc, h, bh);
+		}
+		cm_bcache_put(cache, bh);
+		if (jbd_stop(jc, h) < 0 && r == 0)
+			r = -EIO;
+	}
+	if (r == 0)
+		r = jbd_commit(jc, bd);
+	t_is_int(r, 1, "a handle with one ordered data block committed");
+	live[i] = committed[i] = gen;
+	pattern(i, gen, want);
+	fd = open(img, O_RDONLY);
+	t_ok(fd >= 0 && pread(fd, got, BS, (off_t)home(i) * BS) == BS && !memcmp(got, want, BS),
+	     "the data block is home once the commit is");
+	if (fd >= 0)
+		close(fd);
+}
+
 /* Many more log blocks than the log holds: checkpoints move the tail and
  * the head wraps. */
 static void case_wrap(void)
 {
 	uint32_t idx[60], wraps = 0, last_head = jc->j->j_head, cps = 0;
-	uint64_t seed = 0x1234567;
+	uint64_t seed = 0x1234567, t0 = cm_now_ns(), lb0 = atomic_load(&jc->j->stats.log_blocks);
+	uint64_t cp_ns = 0, hw0 = atomic_load(&jc->j->stats.checkpoint_blocks);
+	double s;
 	int r = 0, n = 60;
 
 	for (int t = 0; r >= 0 && t < n; t++) {
@@ -341,14 +396,22 @@ static void case_wrap(void)
 		if (r == 0 && (r = jbd_commit(jc, bd)) == 1)
 			mark_committed();
 		if (r >= 0 && jbd_checkpoint_wanted(jc)) {
+			uint64_t c0 = cm_now_ns();
+
 			r = jbd_checkpoint(jc, bd, 0);
+			cp_ns += cm_now_ns() - c0;
 			cps++;
 		}
 		if (jc->j->j_head < last_head)
 			wraps++;
 		last_head = jc->j->j_head;
 	}
+	s = (double)(cm_now_ns() - t0) / 1e9;
 	t_ok(r >= 0, "60 transactions of 60 blocks committed (%d)", r);
+	t_diag("wrap: %.0f commits/s, %.0f log blocks/s with checkpoints (%.3f s); "
+	       "checkpoints %.0f home blocks/s", 60 / s,
+	       (double)(atomic_load(&jc->j->stats.log_blocks) - lb0) / s, s,
+	       (double)(atomic_load(&jc->j->stats.checkpoint_blocks) - hw0) * 1e9 / (double)cp_ns);
 	t_diag("log blocks written %llu, checkpoints %u, head wrapped %u times, %llu home writes",
 	       (unsigned long long)atomic_load(&jc->j->stats.log_blocks), cps, wraps,
 	       (unsigned long long)atomic_load(&jc->j->stats.checkpoint_blocks));
@@ -407,6 +470,10 @@ static void case_group(void)
 	mark_committed();
 	t_ok(r >= 0 && !w[0].err && !w[1].err && !w[2].err && !w[3].err,
 	     "4 writers x 2000 handles with a commit loop (%d %d)", r, w[0].err);
+	t_diag("average commit %.0f us over %llu commits",
+	       (double)atomic_load(&jc->j->stats.commit_ns) / 1e3 /
+		       (double)atomic_load(&jc->j->stats.commits),
+	       (unsigned long long)atomic_load(&jc->j->stats.commits));
 	t_diag("group commit: %llu handles in %llu commits, %llu frozen copies in all",
 	       (unsigned long long)(atomic_load(&jc->j->stats.handles) - h0),
 	       (unsigned long long)(atomic_load(&jc->j->stats.commits) - c0),
@@ -426,31 +493,78 @@ static void case_shutdown(void)
 	t_is_int(sh("e2fsck -fn %s >/dev/null 2>&1", img), 0, "e2fsck -fn on the image itself");
 }
 
-int main(void)
+/* The device fails every write: the commit aborts the journal, new
+ * handles get EROFS, commit waiters EIO, the shutdown is refused and the
+ * image keeps needs_recovery; e2fsck replays what was committed before. */
+static void case_ioerror(void)
+{
+	uint32_t idx[] = {0, 1, 2, 3}, tid = 0;
+	jbd_handle *h;
+	int r = write_blocks(idx, 4, false);
+
+	atomic_store(fail_writes, 1);
+	if (r == 0)
+		r = jbd_force_commit(jc, &tid);
+	t_is_int(r == 0 ? jbd_commit(jc, bd) : r, -EIO, "a commit whose writes fail gives EIO");
+	t_ok(jbd_commit_aborted(jc), "and aborts the journal");
+	r = jbd_start(jc, 1, &h);
+	t_is_int(r, -EROFS, "a new handle gets EROFS");
+	if (r == 0)
+		jbd_stop(jc, h);
+	t_is_int(jbd_wait_commit(jc, tid), -EIO, "waiting for that commit gives EIO");
+	t_ok(jbd_shutdown(jc, bd) < 0, "no clean shutdown after an abort");
+	atomic_store(fail_writes, 0);
+	check_oracle("after the abort");
+}
+
+/* Every case on a fresh image and arena, in one locking mode. */
+static void run(enum cm_locking_mode mode, bool ioerror)
 {
 	int r;
 
+	t_diag("---- locking %s%s ----", mode == CM_LOCKING_BIG ? "big" : "fine",
+	       ioerror ? ", I/O errors" : "");
+	memset(committed, 0, sizeof(committed));
+	memset(live, 0, sizeof(live));
+	next_gen = 1;
+	atomic_store(&writers_done, 0);
+	r = setup(mode);
+	t_is_int(r, 0, "image, blockdev server, cache and journal set up");
+	if (r == 0 && ioerror) {
+		case_basic();
+		case_ioerror();
+	} else if (r == 0) {
+		case_basic();
+		case_escape();
+		case_frozen();
+		case_revoke();
+		case_ordered();
+		case_wrap();
+		case_group();
+		case_shutdown();
+	}
+	bd = cm_bdev_close(bd);
+	jc = jc ? jbd_detach(jc) : NULL;
+	cache = cm_bcache_detach(cache);
+	if (stop_server) {
+		atomic_store(stop_server, 1);
+		t_ok(t_exited_ok(t_wait(server, 10000)), "the blockdev server stopped");
+		stop_server = NULL;
+	}
+	a = cm_arena_free(a);
+}
+
+int main(void)
+{
 	if (system("command -v mke2fs >/dev/null && command -v e2fsck >/dev/null") != 0)
 		t_skip_all("needs mke2fs and e2fsck");
 	if (!mkdtemp(dir))
 		t_skip_all("mkdtemp: %s", strerror(errno));
 	snprintf(img, sizeof(img), "%s/img", dir);
 	snprintf(copy, sizeof(copy), "%s/copy", dir);
-	r = setup();
-	t_is_int(r, 0, "image, blockdev server, cache and journal set up");
-	if (r == 0) {
-		case_basic();
-		case_escape();
-		case_frozen();
-		case_revoke();
-		case_wrap();
-		case_group();
-		case_shutdown();
-	}
-	if (stop_server) {
-		atomic_store(stop_server, 1);
-		t_ok(t_exited_ok(t_wait(server, 10000)), "the blockdev server stopped");
-	}
+	run(CM_LOCKING_FINE, false);
+	run(CM_LOCKING_BIG, false);
+	run(CM_LOCKING_FINE, true);
 	if (!getenv("T_KEEP"))
 		sh("rm -rf %s", dir);
 	return t_done();
