@@ -52,8 +52,10 @@ def pattern(bs, worker, seq, tid, op, block, kind):
 class Model:
     def __init__(self, paths):
         self.bs = None
-        self.events = {}       # block -> [(tid, kind, worker, seq, op)] in order
-        self.handles = {}      # (worker, seq) -> [tid, result or None]
+        self.events = {}       # block -> [(tid, kind, worker, seq, op, handle key)]
+        self.handles = {}      # (worker, run, seq) -> [tid, result or None]
+        self.runs = {}         # worker -> its processes so far (a restart starts anew)
+        self.restarts = 0      # restarted workers (they stay idle)
         self.seen = set()      # tids some worker saw committed
         self.direct = {}       # block -> (position in events, dseq, worker)
         self.owner = {}        # block -> the worker whose slice it is
@@ -70,18 +72,22 @@ class Model:
             return
         if f[0] == "geom":
             self.bs = int(f[2])
+            self.runs[int(f[1])] = self.runs.get(int(f[1]), 0) + 1
         elif f[0] == "blocks":
             for b in f[2:]:
                 self.events.setdefault(int(b), [])
                 self.owner[int(b)] = int(f[1])
         elif f[0] == "plan":
             w, seq, tid = int(f[1]), int(f[2]), int(f[3])
-            self.handles[(w, seq)] = [tid, None]
+            key = (w, self.runs.get(w, 0), seq)
+            self.handles[key] = [tid, None]
             for i, op in enumerate(f[4:]):
                 kind, b = op.split(":")
-                self.events.setdefault(int(b), []).append((tid, kind, w, seq, i))
+                self.events.setdefault(int(b), []).append((tid, kind, w, seq, i, key))
         elif f[0] == "stop" and len(f) == 5:
-            self.handles[(int(f[1]), int(f[2]))][1] = int(f[4])
+            self.handles[(int(f[1]), self.runs.get(int(f[1]), 0), int(f[2]))][1] = int(f[4])
+        elif f[0] == "restart" and len(f) == 2:
+            self.restarts += 1
         elif f[0] == "commit" and len(f) == 3:
             self.seen.add(int(f[2]))
         elif f[0] == "direct" and len(f) == 4:
@@ -98,13 +104,13 @@ class Model:
         include: the uncertain handles taken in (True) or left out."""
         last = None
         for ev in self.events[block]:
-            if ev[0] > d or ((ev[2], ev[3]) in self.uncertain and not include):
+            if ev[0] > d or (ev[5] in self.uncertain and not include):
                 continue
             last = ev
         if last is None:
             return ("base",)
-        tid, kind, w, seq, op = last
-        if (w, seq) in self.failed:
+        tid, kind, w, seq, op, key = last
+        if key in self.failed:
             return ("any",)
         if kind in "wcu":
             return ("eq", pattern(self.bs, w, seq, tid, op, block, kind))
@@ -293,9 +299,9 @@ def settled(opts, model):
     tids = [t for t in model.tids() if t >= lo] or [lo]
     tried = {d: model.explain(post, pre, base, d) for d in [lo] + tids}
     best = min(tried, key=lambda d: (len(tried[d]), d))
-    print("# %d handles (%d uncertain), tids %s..%s, workers saw %d commits (last %s); "
-          "best fit at tid %d with %d blocks off" % (
-              len(model.handles), len(model.uncertain), min(model.tids(), default="-"),
+    print("# %d handles (%d uncertain), %d workers restarted, tids %s..%s, workers saw %d "
+          "commits (last %s); best fit at tid %d with %d blocks off" % (
+              len(model.handles), len(model.uncertain), model.restarts, min(model.tids(), default="-"),
               max(model.tids(), default="-"), len(model.seen), max(model.seen, default="-"),
               best, len(tried[best])))
     verdict(not tried[best], "some tid >= %d explains every block (every seen commit there, "

@@ -14,12 +14,14 @@
  * Every line of the model (--model, appended with one write(2) a line, so a
  * SIGKILL loses at most the line being formed) is written before what it
  * describes can reach the journal (tests/tools/jbd-model.py reads it):
- *   geom W BLOCK_SIZE N            blocks W b1 ... bN      undo W b...
+ *   geom W BLOCK_SIZE N            blocks W b1 ... bN
  *   plan W SEQ TID op:block ...    before any buffer of handle SEQ changes;
  *                                  op w/c/u write a pattern, f forget, r revoke
  *   stop W SEQ TID R               jbd_stop returned R
  *   commit W TID                   jbd_wait_commit(TID) (or a sync stop) saw it
  *   direct W BLOCK DSEQ            a direct write is about to be submitted
+ *   restart W                      a restarted jbd-work found the model
+ *                                  started: it does nothing (see main)
  * A pattern block: "JBDWORK1", le32 worker, seq, tid, op index, le64 block,
  * le32 kind, le32 0, then le64 words x + offset, x a hash of the header.
  */
@@ -74,6 +76,7 @@ typedef struct jw {
 	cm_off dbuf;        /* arena data buffer for direct writes */
 	uint32_t seq, dseq;
 	uint64_t n_commits, n_ops[5], n_sync, n_direct;
+	bool restarted;     /* a second run: idle (see main) */
 } jw;
 
 static uint64_t jw_rand(jw *w)
@@ -199,24 +202,20 @@ out:
 	return r;
 }
 
+/* "geom", then "blocks" lines of at most ~4000 bytes (every 8th block
+ * listed is an undo block). */
 static int jw_model_blocks(jw *w)
 {
 	char line[4000];
+	uint32_t i = 0;
 	int r = jw_model(w, "geom %u %u %u", w->o.worker, w->bs, w->o.nblocks);
 
-	for (int undo = 0; undo < 2 && r == 0; undo++) {
-		uint32_t i = 0;
+	while (i < w->o.nblocks && r == 0) {
+		size_t n = (size_t)snprintf(line, sizeof(line), "blocks %u", w->o.worker);
 
-		while (i < w->o.nblocks && r == 0) {
-			size_t n = (size_t)snprintf(line, sizeof(line), "%s %u", undo ? "undo" : "blocks",
-						    w->o.worker);
-
-			for (; i < w->o.nblocks && n < sizeof(line) - 24; i++)
-				if (!undo || w->blk[i].undo)
-					n += (size_t)snprintf(line + n, sizeof(line) - n, " %" PRIu64,
-							      w->blk[i].nr);
-			r = jw_model(w, "%s", line);
-		}
+		for (; i < w->o.nblocks && n < sizeof(line) - 24; i++)
+			n += (size_t)snprintf(line + n, sizeof(line) - n, " %" PRIu64, w->blk[i].nr);
+		r = jw_model(w, "%s", line);
 	}
 	return r;
 }
@@ -444,23 +443,19 @@ static int jw_run(jw *w)
 		if (r == 0 && jw_below(w, w->o.commit_every) == 0)
 			r = jw_commit(w);
 	}
-	if (r == 0)
-		r = jw_commit(w);
-	return r;
+	return r == 0 ? jw_commit(w) : r;
 }
 
 /* ---- start and end ---- */
 
 static int jw_attach(jw *w)
 {
-	cm_layout *l;
-	cm_off off = 0;
-	int r;
+	int r = cm_service_attach(&w->svc);
+	cm_layout *l = w->svc.layout;
+	cm_off off;
 
-	r = cm_service_attach(&w->svc);
 	if (r < 0)
 		return r;
-	l = w->svc.layout;
 	/* journald-svc makes the journal after recovery: wait up to 15 s
 	 * (less than a test waits for the instance to be ready). */
 	for (int i = 0; i < 150 && !(atomic_load(&l->bcache) && atomic_load(&l->journal)); i++)
@@ -495,7 +490,8 @@ static int jw_done(jw *w, int r)
 		" creates=%" PRIu64 " undos=%" PRIu64 " forgets=%" PRIu64 " revokes=%" PRIu64
 		" directs=%" PRIu64 " result=%s error=%d\n",
 		w->o.worker, w->seq, w->n_commits, w->n_sync, w->n_ops[0], w->n_ops[1], w->n_ops[2],
-		w->n_ops[3], w->n_ops[4], w->n_direct, r < 0 ? "fail" : "ok", r);
+		w->n_ops[3], w->n_ops[4], w->n_direct,
+		r < 0 ? "fail" : w->restarted ? "restarted" : "ok", r);
 	if (fclose(f) != 0 || rename(tmp, w->o.done) < 0)
 		return cm_log_errno(-errno, "%s: %m", w->o.done);
 	return r;
@@ -569,6 +565,20 @@ int main(int argc, char **argv)
 	w.model_fd = open(w.o.model, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0644);
 	if (w.model_fd < 0)
 		return cm_log_errno(-errno, "%s: %m", w.o.model), 2;
+	/* Restarted by a group restart: the first run's uncommitted tids are
+	 * given out again, which a second run would make ambiguous: idle. */
+	if (lseek(w.model_fd, 0, SEEK_END) > 0) {
+		w.restarted = true;
+		r = jw_done(&w, jw_model(&w, "restart %u", w.o.worker));
+		if (r == 0 && (r = cm_service_attach(&w.svc)) == 0) {
+			cm_service_ready(&w.svc);
+			while (!cm_service_stopping())
+				pause();
+		}
+		close(w.model_fd);
+		cm_service_fini(&w.svc);
+		return r < 0 ? 1 : 0;
+	}
 	r = jw_attach(&w);
 	if (r == 0)
 		r = jw_pick_blocks(&w);
