@@ -153,14 +153,21 @@ static inline bool cm_bh_test(cm_bh *bh, enum cm_bh_flag flag)
 }
 
 /* The JBD locks of a buffer, striped by block number (lockset.h). */
+/* Blocks are hashed onto stripes, so that neighbouring runs of blocks
+ * (two writers walking their own ranges in step) do not meet on a stripe. */
+static inline uint32_t cm_bh_stripe(uint64_t blocknr)
+{
+	return (uint32_t)((blocknr * 0x9e3779b97f4a7c15ULL) >> 32) % CM_BH_STRIPES;
+}
+
 static inline cm_mutex *cm_bh_state_lock(cm_lockset *ls, uint64_t blocknr)
 {
-	return &ls->bh_state[blocknr % CM_BH_STRIPES];
+	return &ls->bh_state[cm_bh_stripe(blocknr)];
 }
 
 static inline cm_mutex *cm_bh_jh_lock(cm_lockset *ls, uint64_t blocknr)
 {
-	return &ls->journal_head[blocknr % CM_BH_STRIPES];
+	return &ls->journal_head[cm_bh_stripe(blocknr)];
 }
 
 /* The hash stripe covering blocknr, for lock statistics and tests. */

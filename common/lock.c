@@ -152,6 +152,24 @@ static int cm_mutex_acquired(cm_mutex *m, int pthread_r)
 	return 0;
 }
 
+/* A holder on another CPU usually lets go within a few hundred cycles (the
+ * journal's critical sections are short): a waiter first watches the owner
+ * word for about a microsecond, then sleeps in the kernel. Bounded, so that
+ * a waiter never spins long while the holder it waits for is off-CPU. */
+#define CM_MUTEX_SPINS 200
+
+static int cm_mutex_spin(cm_mutex *m)
+{
+	int r = EBUSY;
+
+	for (int i = 0; i < CM_MUTEX_SPINS && r == EBUSY; i++) {
+		cm_cpu_relax();
+		if (atomic_load_explicit(&m->owner, memory_order_relaxed) == 0)
+			r = pthread_mutex_trylock(&m->mtx);
+	}
+	return r;
+}
+
 int cm_mutex_lock(cm_mutex *m)
 {
 	uint64_t t0;
@@ -159,6 +177,8 @@ int cm_mutex_lock(cm_mutex *m)
 
 	cm_lockdep_acquire(m);
 	r = pthread_mutex_trylock(&m->mtx);
+	if (r == EBUSY)
+		r = cm_mutex_spin(m);
 	if (r == EBUSY) {
 		t0 = cm_now_ns();
 		r = pthread_mutex_lock(&m->mtx);

@@ -26,7 +26,9 @@
 
 #define CM_LOCK_NAME_MAX 24
 
-typedef struct cm_mutex {
+/* Aligned to a cache line so that neighbouring locks (stripes, the lock
+ * set's fields) do not share one between CPUs. */
+typedef struct __attribute__((aligned(64))) cm_mutex {
 	pthread_mutex_t mtx;            /* robust, process-shared */
 	uint32_t rank;                  /* [immutable] see lockset.h */
 	char name[CM_LOCK_NAME_MAX];    /* [immutable] */

@@ -73,7 +73,7 @@ enum cm_locking_mode {
 	CM_LOCKING_BIG = 2,  /* one arena-wide lock: the 2.5.72 baseline */
 };
 
-#define CM_BH_STRIPES 64     /* bh_state and journal_head stripes, by block nr */
+#define CM_BH_STRIPES 256    /* bh_state and journal_head stripes, by hashed block nr */
 #define CM_GROUP_LOCKS 128   /* hashed like sb_bgl_lock(): group & (N - 1) */
 #define CM_COUNTERS 3        /* free blocks, free inodes, directories */
 

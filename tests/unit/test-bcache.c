@@ -171,9 +171,17 @@ static void t_params(void)
 	cm_bcache_stats st;
 	cm_lockset *ls = &cm_layout_get(t_a)->locks;
 
-	t_ok(cm_bh_state_lock(ls, 70) == &ls->bh_state[70 % CM_BH_STRIPES] &&
-	     cm_bh_jh_lock(ls, 70) == &ls->journal_head[70 % CM_BH_STRIPES],
+	t_ok(cm_bh_state_lock(ls, 70) == &ls->bh_state[cm_bh_stripe(70)] &&
+	     cm_bh_jh_lock(ls, 70) == &ls->journal_head[cm_bh_stripe(70)],
 	     "bh_state and journal_head stripes by block number");
+	{
+		bool spread = true;
+
+		/* Two runs of blocks 128 apart, walked in step, do not meet. */
+		for (uint64_t b = 1000; b < 1064; b++)
+			spread &= cm_bh_stripe(b) != cm_bh_stripe(b + 128);
+		t_ok(spread, "runs of blocks in step fall on different stripes");
+	}
 	t_is_int(cm_bcache_create(t_a, 1 << 20, 512, &off), -EINVAL, "block size 512 refused");
 	t_is_int(cm_bcache_create(t_a, 1 << 20, 3072, &off), -EINVAL, "block size 3072 refused");
 	t_is_int(cm_bcache_create(t_a, 1 << 20, 131072, &off), -EINVAL, "block size 128K refused");
