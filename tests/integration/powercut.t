@@ -31,7 +31,7 @@ done
 if [ "${EXT3D_LONG:-0}" = 1 ]; then
 	runs="1024:8M:1:2000:6:160:6:6 4096:16M:4:1000:4:160:16:12"
 else
-	runs="1024:8M:1:400:1:96:10:10 4096:16M:4:300:1:64:16:12"
+	runs="1024:8M:1:300:1:96:10:10 4096:16M:4:200:1:64:16:12"
 fi
 seed=${EXT3D_SEED:-$(date +%s)}
 # The cut images are written, copied and replayed hundreds of times: in
@@ -65,7 +65,7 @@ pc_run() {
 		cat "$T_TOP/compose/ext3d.compose"
 		echo "service jbd-work never \${BUILD}/tests/tools/jbd-work --model=$model" \
 			"--done=$done --blocks=$6 --handles=$4 --max-ops=$7 --commit-every=$8" \
-			"--seed=$seed --direct"
+			"--seed=$seed --direct --min-log=130"
 	} >"$d/compose"
 	n=pc$$b$bs
 	t_instance_start $n "$d/compose" --set "IMAGE=$img" --set "BLOCKDEV_ARGS=--write-log=$wl"

@@ -1,29 +1,12 @@
-/* jbd-work - a journal workload on raw metadata blocks, run as a compose
- * service: it attaches to the instance's arena, buffer cache and journal as
- * inode-svc does, takes --blocks blocks that are free in the filesystem's
- * bitmaps (the --worker'th slice of them, so that several workers never
- * share a block), and runs seeded handles on them: write, create and undo
- * access with known patterns, forget and revoke, sync handles, forced
- * commits with waits, and (--direct) writes that bypass the journal into
- * blocks whose revoke committed, as a freed block reused for file data is:
- * through the buffer cache as ext3d's data path writes (--direct, or
- * --direct=cache), or straight to blockdev-svc past the cache (--direct=raw,
- * as a writer that bypasses the cache would).
- * --name is its compose service name when it is not "jbd-work".
- *
- * Every line of the model (--model, appended with one write(2) a line, so a
- * SIGKILL loses at most the line being formed) is written before what it
- * describes can reach the journal (tests/tools/jbd-model.py reads it):
- *   geom W BLOCK_SIZE N            blocks W b1 ... bN
- *   plan W SEQ TID op:block ...    before any buffer of handle SEQ changes;
- *                                  op w/c/u write a pattern, f forget, r revoke
- *   stop W SEQ TID R               jbd_stop returned R
- *   commit W TID                   jbd_wait_commit(TID) (or a sync stop) saw it
- *   direct W BLOCK DSEQ            a direct write is about to be submitted
- *   restart W                      a restarted jbd-work found the model
- *                                  started: it does nothing (see main)
- * A pattern block: "JBDWORK1", le32 worker, seq, tid, op index, le64 block,
- * le32 kind, le32 0, then le64 words x + offset, x a hash of the header.
+/* jbd-work - a journal workload run as a compose service: attached to the
+ * arena, cache and journal as inode-svc is, it runs seeded handles (write,
+ * create and undo access with known patterns, forget, revoke, sync handles,
+ * forced commits) on --blocks free blocks (the --worker'th slice), and with
+ * --direct[=cache|raw] writes data into blocks whose revoke committed.
+ * --min-log=PCT goes on past --handles until PCT% of the log was written.
+ * Each line of the model (--model; tests/tools/jbd-model.py reads it, and
+ * docs/testing-crashes.md has its format and the pattern layout) is
+ * appended with one write(2) before what it says can reach the journal.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -57,7 +40,7 @@ typedef struct jw_block {
 } jw_block;
 
 typedef struct jw_opts {
-	uint32_t worker, nblocks, handles, max_ops, commit_every;
+	uint32_t worker, nblocks, handles, max_ops, commit_every, min_log;
 	uint64_t seed;
 	enum { JW_DIRECT_NONE, JW_DIRECT_CACHE, JW_DIRECT_RAW } direct;
 	const char *model, *done;
@@ -432,11 +415,22 @@ static int jw_commit(jw *w)
 	return r;
 }
 
+/* True while the journal has written fewer log blocks than --min-log
+ * percent of the log (stats are atomic; the log's bounds immutable). */
+static bool jw_log_short(jw *w)
+{
+	uint64_t len = w->jc->j->j_last - w->jc->j->j_first;
+
+	return atomic_load(&w->jc->j->stats.log_blocks) * 100 < len * w->o.min_log;
+}
+
 static int jw_run(jw *w)
 {
+	uint64_t cap = (uint64_t)w->o.handles * 50;
 	int r = 0;
 
-	for (uint32_t i = 0; r == 0 && (w->o.handles == 0 || i < w->o.handles); i++) {
+	for (uint32_t i = 0; r == 0 && (w->o.handles == 0 || i < w->o.handles ||
+					(jw_log_short(w) && i < cap)); i++) {
 		if (cm_service_stopping())
 			break;
 		r = jw_handle(w);
@@ -509,6 +503,7 @@ static const struct option jw_options[] = {
 	{"model", required_argument, NULL, 'm'},
 	{"done", required_argument, NULL, 'd'},
 	{"name", required_argument, NULL, 'N'},
+	{"min-log", required_argument, NULL, 'L'},
 	{0},
 };
 
@@ -539,6 +534,7 @@ static int jw_parse(jw *w, int argc, char **argv)
 		case 'm': o->model = optarg; break;
 		case 'd': o->done = optarg; break;
 		case 'N': w->svc.name = optarg; break;
+		case 'L': o->min_log = (uint32_t)v; break;
 		default:
 			if (cm_service_option(&w->svc, opt, optarg) <= 0)
 				return -EINVAL;
@@ -549,7 +545,7 @@ static int jw_parse(jw *w, int argc, char **argv)
 		return cm_log_errno(-EINVAL, "usage: jbd-work --model=FILE [--worker=W] [--blocks=8..4096]"
 				    " [--handles=N (0: until SIGTERM)] [--max-ops=1..%d]"
 				    " [--commit-every=N] [--seed=S] [--direct[=cache|raw]] [--done=FILE]"
-				    " [--name=SERVICE]", JW_MAX_OPS);
+				    " [--name=SERVICE] [--min-log=PCT]", JW_MAX_OPS);
 	w->rng = o->seed * 0x2545f4914f6cdd1dULL + o->worker;
 	return 0;
 }
