@@ -370,7 +370,7 @@ bool cm_bh_trylock(cm_bh *bh)
 {
 	if (atomic_fetch_or(&bh->b_state, CM_BH_LOCKED) & CM_BH_LOCKED)
 		return false;
-	atomic_store_explicit(&bh->b_owner, (int32_t)getpid(), memory_order_relaxed);
+	atomic_store_explicit(&bh->b_owner, cm_self_pid(), memory_order_relaxed);
 	return true;
 }
 

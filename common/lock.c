@@ -88,7 +88,7 @@ static void cm_lockdep_release(cm_mutex *m) { (void)m; }
 
 void cm_mutex_assert_held(cm_mutex *m)
 {
-	if (atomic_load(&m->owner) != getpid())
+	if (atomic_load(&m->owner) != cm_self_pid())
 		abort();
 }
 
@@ -102,6 +102,31 @@ void cm_lock_set_dead_owner_hook(cm_dead_owner_hook *hook, void *ctx)
 {
 	cm_dead_hook = hook;
 	cm_dead_hook_ctx = ctx;
+}
+
+static _Atomic int32_t cm_pid_cache;
+
+static void cm_pid_forget(void)
+{
+	atomic_store_explicit(&cm_pid_cache, 0, memory_order_relaxed);
+}
+
+static void cm_pid_register(void)
+{
+	(void)pthread_atfork(NULL, NULL, cm_pid_forget);
+}
+
+int32_t cm_self_pid(void)
+{
+	static pthread_once_t once = PTHREAD_ONCE_INIT;
+	int32_t pid = atomic_load_explicit(&cm_pid_cache, memory_order_relaxed);
+
+	if (pid)
+		return pid;
+	(void)pthread_once(&once, cm_pid_register);
+	pid = (int32_t)getpid();
+	atomic_store_explicit(&cm_pid_cache, pid, memory_order_relaxed);
+	return pid;
 }
 
 int cm_mutex_init(cm_mutex *m, uint32_t rank, const char *name)
@@ -146,7 +171,7 @@ static int cm_mutex_acquired(cm_mutex *m, int pthread_r)
 {
 	if (pthread_r == EOWNERDEAD || atomic_load(&m->poisoned))
 		return cm_mutex_dead_owner(m, pthread_r);
-	atomic_store(&m->owner, (int32_t)getpid());
+	atomic_store(&m->owner, cm_self_pid());
 	atomic_fetch_add_explicit(&m->acquisitions, 1, memory_order_relaxed);
 	cm_lockdep_push(m);
 	return 0;

@@ -29,14 +29,16 @@
 /* Aligned to a cache line so that neighbouring locks (stripes, the lock
  * set's fields) do not share one between CPUs. */
 typedef struct __attribute__((aligned(64))) cm_mutex {
+	/* What every lock and unlock touches, in the first cache line. */
 	pthread_mutex_t mtx;            /* robust, process-shared */
-	uint32_t rank;                  /* [immutable] see lockset.h */
-	char name[CM_LOCK_NAME_MAX];    /* [immutable] */
 	_Atomic int32_t owner;          /* [mtx] holder's pid; racy read ok: dead-owner scans */
 	_Atomic uint32_t poisoned;      /* [atomic] a holder died: state behind it lost */
+	uint32_t rank;                  /* [immutable] see lockset.h */
 	_Atomic uint64_t acquisitions;  /* [atomic] */
+	/* Only on contention, in debug builds and for status. */
 	_Atomic uint64_t contended;     /* [atomic] acquisitions that had to wait */
 	_Atomic uint64_t wait_ns;       /* [atomic] total time spent waiting */
+	char name[CM_LOCK_NAME_MAX];    /* [immutable] */
 } cm_mutex;
 
 /* Called with the poisoned lock and the pid that died holding it (0 if
@@ -45,6 +47,9 @@ typedef void cm_dead_owner_hook(cm_mutex *m, int32_t dead_pid, void *ctx);
 void cm_lock_set_dead_owner_hook(cm_dead_owner_hook *hook, void *ctx);
 
 int cm_mutex_init(cm_mutex *m, uint32_t rank, const char *name);
+/* This process's pid, without a system call (glibc no longer caches it);
+ * right in a child after fork too. */
+int32_t cm_self_pid(void);
 /* 0 with the lock held, or -EOWNERDEAD without it (see above). */
 int cm_mutex_lock(cm_mutex *m);
 /* 0 with the lock held, -EBUSY, or -EOWNERDEAD without it. */

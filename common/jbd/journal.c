@@ -149,6 +149,13 @@ int jbd_attach(cm_arena *a, cm_bcache *cache, uint32_t slot, jbd_ctx **ret)
 
 jbd_ctx *jbd_detach(jbd_ctx *jc)
 {
+	uint32_t spare;
+
+	if (!jc)
+		return NULL;
+	spare = atomic_exchange(&jc->spare, 0);
+	if (spare && atomic_load(&jc->a->hdr->state) == CM_ARENA_LIVE)
+		cm_pool_put(jc->a, jc->hpool, spare - 1);
 	free(jc);
 	return NULL;
 }

@@ -203,7 +203,7 @@ typedef struct jbd_stats {
 	_Atomic uint64_t frozen;         /* frozen copies made */
 	_Atomic uint64_t escaped;        /* log blocks escaped */
 	_Atomic uint64_t space_waits;    /* starts that waited for log space */
-	_Atomic uint64_t handle_starts;
+	_Atomic uint64_t handle_starts;  /* added in batches of 64 per thread */
 } jbd_stats;
 
 typedef struct jbd_journal {
@@ -278,6 +278,9 @@ typedef struct jbd_ctx {
 	uint32_t *logmap;
 	bool big;                    /* --locking=big */
 	uint32_t slot;               /* this service's slot, for callbacks */
+	_Atomic uint32_t spare;      /* [atomic] a stopped handle this process keeps
+				      * for its next start, pool index + 1: the
+				      * shared pool's head stays out of the fast path */
 } jbd_ctx;
 
 /* What journald-svc knows after recovery, to create the journal. */

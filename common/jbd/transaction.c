@@ -12,7 +12,7 @@
  */
 #include <errno.h>
 #include <signal.h>
-#include <unistd.h>
+#include <string.h>
 
 #include "runtime.h"
 
@@ -182,16 +182,35 @@ static int jbd_start_this_handle(jbd_ctx *jc, jbd_handle *h, int nblocks)
 	return r;
 }
 
+#define JBD_STARTS_BATCH 64
+static __thread uint32_t jbd_starts_pending;
+
 static void jbd_free_handle(jbd_ctx *jc, jbd_handle *h)
 {
+	uint32_t idx = cm_pool_idx(jc->a, jc->hpool, h), none = 0;
+
 	h->h_transaction = 0;
 	atomic_store(&h->h_pid, 0);
-	cm_pool_put(jc->a, jc->hpool, cm_pool_idx(jc->a, jc->hpool, h));
+	if (!atomic_compare_exchange_strong(&jc->spare, &none, idx + 1))
+		cm_pool_put(jc->a, jc->hpool, idx);
+}
+
+/* A free handle: this process's spare, else one from the shared pool. */
+static jbd_handle *jbd_alloc_handle(jbd_ctx *jc)
+{
+	uint32_t spare = atomic_exchange(&jc->spare, 0);
+	uint32_t idx = spare ? spare - 1 : cm_pool_get(jc->a, jc->hpool);
+	jbd_handle *h;
+
+	if (idx == CM_POOL_NONE)
+		return NULL;
+	h = cm_pool_obj(jc->a, jc->hpool, idx);
+	memset(h, 0, sizeof(*h));
+	return h;
 }
 
 int jbd_start(jbd_ctx *jc, int nblocks, jbd_handle **ret)
 {
-	uint32_t idx;
 	jbd_handle *h;
 	int r;
 
@@ -202,12 +221,11 @@ int jbd_start(jbd_ctx *jc, int nblocks, jbd_handle **ret)
 	}
 	if (nblocks <= 0 || (uint32_t)nblocks > jc->j->j_max_transaction_buffers)
 		return -ENOSPC;
-	idx = cm_pool_get(jc->a, jc->hpool);
-	if (idx == CM_POOL_NONE)
+	h = jbd_alloc_handle(jc);
+	if (!h)
 		return -ENOMEM;
-	h = cm_pool_obj(jc->a, jc->hpool, idx);
 	h->h_ref = 1;
-	atomic_store(&h->h_pid, getpid());
+	atomic_store(&h->h_pid, cm_self_pid());
 	r = jbd_enter(jc);
 	if (r == 0) {
 		r = jbd_start_this_handle(jc, h, nblocks);
@@ -217,7 +235,10 @@ int jbd_start(jbd_ctx *jc, int nblocks, jbd_handle **ret)
 		jbd_free_handle(jc, h);
 		return r;
 	}
-	atomic_fetch_add(&jc->j->stats.handle_starts, 1);
+	if (++jbd_starts_pending == JBD_STARTS_BATCH) {
+		atomic_fetch_add(&jc->j->stats.handle_starts, JBD_STARTS_BATCH);
+		jbd_starts_pending = 0;
+	}
 	jbd_current = h;
 	*ret = h;
 	return 0;
@@ -245,14 +266,15 @@ static int jbd_drop_update(jbd_ctx *jc, jbd_handle *h, bool *full)
 	return last;
 }
 
-/* Asks for the commit of t if the handle wants it synchronously, t holds
- * more than a transaction should (full), or t is past its commit interval;
- * j_state_lock is taken only then. */
-static int jbd_maybe_commit(jbd_ctx *jc, jbd_handle *h, jbd_transaction *t, bool full)
+/* Asks for the commit of t if the handle wants it synchronously or t holds
+ * more than a transaction should (full); j_state_lock is taken only then.
+ * A transaction past its commit interval is journald-svc's to notice: its
+ * commit thread checks t_expires_ns, so no stop reads the clock. */
+static int jbd_maybe_commit(jbd_ctx *jc, jbd_handle *h, bool full)
 {
 	int r;
 
-	if (!h->h_sync && !full && cm_now_ns() < t->t_expires_ns)
+	if (!h->h_sync && !full)
 		return 0;
 	r = jbd_lock(jc, jbd_state_lock(jc));
 	if (r < 0)
@@ -269,7 +291,7 @@ int jbd_stop(jbd_ctx *jc, jbd_handle *h)
 	bool sync = h->h_sync, full = false;
 	int r, err;
 
-	if (jbd_join_depth > 0 && atomic_load(&h->h_join_pid) == getpid()) {
+	if (jbd_join_depth > 0 && atomic_load(&h->h_join_pid) == cm_self_pid()) {
 		h->h_ref--;
 		if (--jbd_join_depth == 0) {
 			atomic_store(&h->h_join_pid, 0);
@@ -288,7 +310,7 @@ int jbd_stop(jbd_ctx *jc, jbd_handle *h)
 		if (t) {
 			r = jbd_drop_update(jc, h, &full);
 			if (r >= 0)
-				r = jbd_maybe_commit(jc, h, t, full);
+				r = jbd_maybe_commit(jc, h, full);
 		}
 		jbd_leave(jc);
 	}
@@ -387,7 +409,7 @@ int jbd_join(jbd_ctx *jc, cm_off token, jbd_handle **ret)
 	if (jbd_current && jbd_current != h)
 		return -EBUSY;
 	h->h_ref++;
-	atomic_store(&h->h_join_pid, getpid());
+	atomic_store(&h->h_join_pid, cm_self_pid());
 	jbd_join_depth++;
 	jbd_current = h;
 	*ret = h;

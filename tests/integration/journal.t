@@ -8,7 +8,8 @@
 #     the log is empty (s_start 0), every block is home and e2fsck -fn
 #     finds nothing;
 #   - enough handles to wrap the log several times (checkpoints);
-#   - the supervisor and every service SIGKILLed after the commits: the
+#   - the supervisor and every service SIGKILLed after the commits, on
+#     images of 1 KiB and of 4 KiB blocks (1024-block logs): the
 #     image needs recovery, and e2fsck -fy, ext3d-recover, the kernel (a
 #     loop mount; skipped, with the reason, where mounting fails) and a
 #     new instance (journald-svc's replay) each give the model's blocks;
@@ -46,20 +47,21 @@ wait_model() {
 	return 1
 }
 
-# check_blocks IMAGE MODEL: how many model blocks the image does not hold.
+# check_blocks IMAGE MODEL [BS]: how many model blocks the image does not
+# hold (BS the block size, 1024 if not given).
 check_blocks() {
-	python3 - "$1" "$2" <<'EOF'
+	python3 - "$1" "$2" "${3:-1024}" <<'EOF'
 import struct, sys
-img, model = sys.argv[1], sys.argv[2]
+img, model, bs = sys.argv[1], sys.argv[2], int(sys.argv[3])
 bad = 0
 with open(img, 'rb') as f:
     for line in open(model):
         blk, gen = map(int, line.split())
-        want = bytearray(struct.pack('<II', blk, gen) * 128)
+        want = bytearray(struct.pack('<II', blk, gen) * (bs // 8))
         if gen % 5 == 0:
             want[0:4] = struct.pack('>I', 0xC03B3998)
-        f.seek(blk * 1024)
-        if f.read(1024) != bytes(want):
+        f.seek(blk * bs)
+        if f.read(bs) != bytes(want):
             bad += 1
             if bad <= 3:
                 print('# block %d differs from generation %d' % (blk, gen), file=sys.stderr)
@@ -95,13 +97,21 @@ t_is "$(check_blocks "$img" "$model")" 0 "every committed block is home"
 e2fsck -fn "$img" >"$T_TMP/clean.fsck" 2>&1
 t_ok $? "e2fsck -fn finds nothing"
 
-# ---- every process SIGKILLed after the commits ----
-img=$T_TMP/crash.img model=$T_TMP/crash.model n=t-jrnl-k-$$
-mke2fs -q -F -t ext3 -b 1024 -J size=1 "$img" 16M
+# ---- every process SIGKILLed after the commits, at 1 KiB and 4 KiB blocks ----
+mnt=$T_TMP/mnt
+mkdir -p "$mnt"
+t_at_exit "umount '$mnt' 2>/dev/null"
+for bs in 1024 4096; do
+img=$T_TMP/crash$bs.img model=$T_TMP/crash$bs.model n=t-jrnl-k$bs-$$
+if [ $bs = 1024 ]; then
+	mke2fs -q -F -t ext3 -b 1024 -J size=1 "$img" 16M
+else
+	mke2fs -q -F -t ext3 -b 4096 -J size=4 "$img" 64M
+fi
 JD_ARGS="--commit-interval=300 --data=writeback"
-compose "$T_TMP/crash.compose" "$model" --handles=1000 --per=6 --blocks=300 --seed=11
-t_instance_start $n "$T_TMP/crash.compose" --set "IMAGE=$img"
-t_ok $? "second instance ready"
+compose "$T_TMP/crash$bs.compose" "$model" --handles=1000 --per=6 --blocks=300 --seed=11
+t_instance_start $n "$T_TMP/crash$bs.compose" --set "IMAGE=$img"
+t_ok $? "bs $bs: instance ready"
 grep -q "commit every 300 ms, data=writeback" "$T_TMP/$n.log"
 t_ok $? "journald-svc took --commit-interval=300 --data=writeback"
 wait_model "$model" $n
@@ -121,24 +131,21 @@ needs_recovery "$img"
 t_ok $? "the image needs recovery"
 t_ok "$([ "$(jstart "$img")" != 0 ]; echo $?)" "the log is not empty (s_start $(jstart "$img"))"
 cp "$img" "$img.o" && cp "$img" "$img.x"
-e2fsck -fy "$img.o" >"$T_TMP/crash.fsck" 2>&1
+e2fsck -fy "$img.o" >"$T_TMP/crash$bs.fsck" 2>&1
 t_ok "$([ $? -le 1 ]; echo $?)" "e2fsck -fy replays it"
-t_is "$(check_blocks "$img.o" "$model")" 0 "e2fsck's replay holds every committed block"
+t_is "$(check_blocks "$img.o" "$model" $bs)" 0 "e2fsck's replay holds every committed block"
 e2fsck -fn "$img.o" >/dev/null 2>&1
 t_ok $? "e2fsck -fn then finds nothing"
-"$REC" "$img.x" >"$T_TMP/crash.rec" 2>&1
+"$REC" "$img.x" >"$T_TMP/crash$bs.rec" 2>&1
 t_ok $? "ext3d-recover replays a copy"
-t_is "$(check_blocks "$img.x" "$model")" 0 "ext3d-recover's replay holds every committed block"
+t_is "$(check_blocks "$img.x" "$model" $bs)" 0 "ext3d-recover's replay holds every committed block"
 t_is "$(cmp -l "$img.x" "$img.o" | awk '$1 <= 1024 || $1 > 2048 { n++ } END { print n + 0 }')" 0 \
 	"and equals e2fsck's outside the superblock"
 # The kernel replays at mount (ext3 through the ext4 driver).
-mnt=$T_TMP/mnt
-mkdir -p "$mnt"
-t_at_exit "umount '$mnt' 2>/dev/null"
 cp "$img" "$img.k"
 if mount -o loop -t ext3 "$img.k" "$mnt" 2>"$T_TMP/mount.err"; then
 	umount "$mnt"
-	t_is "$(check_blocks "$img.k" "$model")" 0 "the kernel's replay at mount holds every committed block"
+	t_is "$(check_blocks "$img.k" "$model" $bs)" 0 "the kernel's replay at mount holds every committed block"
 	e2fsck -fn "$img.k" >/dev/null 2>&1
 	t_ok $? "e2fsck -fn finds nothing after the kernel's replay"
 else
@@ -146,13 +153,14 @@ else
 	t_skip "$why" "the kernel's replay at mount holds every committed block"
 	t_skip "$why" "e2fsck -fn finds nothing after the kernel's replay"
 fi
-head -2 "$T_TMP/crash.compose" >"$T_TMP/idle.compose"
-t_instance_start t-jrnl-r-$$ "$T_TMP/idle.compose" --set "IMAGE=$img"
+head -2 "$T_TMP/crash$bs.compose" >"$T_TMP/idle.compose"
+t_instance_start t-jrnl-r$bs-$$ "$T_TMP/idle.compose" --set "IMAGE=$img"
 t_ok $? "an instance on the crashed image starts (journald-svc replays)"
-t_instance_stop t-jrnl-r-$$
-t_is "$(check_blocks "$img" "$model")" 0 "journald-svc's replay holds every committed block"
+t_instance_stop t-jrnl-r$bs-$$
+t_is "$(check_blocks "$img" "$model" $bs)" 0 "journald-svc's replay holds every committed block"
 e2fsck -fn "$img" >/dev/null 2>&1
 t_ok $? "e2fsck -fn finds nothing after it"
+done
 
 # A bad option stops journald-svc with its usage.
 JD_ARGS=--commit-interval=soon
