@@ -378,6 +378,17 @@ int jbd_forget(jbd_ctx *jc, jbd_handle *h, cm_bh *bh)
 				__jbd_unfile_buffer(jc, jh);
 			jbd_unlock(jc, jbd_list_lock(jc));
 		}
+	} else if (!jh->b_transaction) {
+		r = jbd_lock(jc, jbd_list_lock(jc));
+		if (r == 0 && jh->b_cp_transaction) {
+			/* Only awaiting its checkpoint: once freed it must not go
+			 * home; the commit takes it off that list (as JBD2). */
+			cm_bh_clear_dirty(bh);
+			jh->b_jflags &= ~JBD_JF_JBDDIRTY;
+			__jbd_file_buffer(jc, jh, jbd_t(jc, ti), JBD_FORGET);
+		}
+		if (r == 0)
+			jbd_unlock(jc, jbd_list_lock(jc));
 	} else if (jh->b_transaction && jh->b_next_transaction == ti) {
 		/* The committing transaction logs it; we no longer want it. */
 		jh->b_next_transaction = 0;

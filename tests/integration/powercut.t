@@ -65,7 +65,7 @@ pc_run() {
 		cat "$T_TOP/compose/ext3d.compose"
 		echo "service jbd-work never \${BUILD}/tests/tools/jbd-work --model=$model" \
 			"--done=$done --blocks=$6 --handles=$4 --max-ops=$7 --commit-every=$8" \
-			"--seed=$seed --direct --min-log=130"
+			"--seed=$seed --direct=raw --min-log=130"
 	} >"$d/compose"
 	n=pc$$b$bs
 	t_instance_start $n "$d/compose" --set "IMAGE=$img" --set "BLOCKDEV_ARGS=--write-log=$wl"
