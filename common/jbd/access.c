@@ -46,15 +46,10 @@ static int jbd_try_write_access(jbd_ctx *jc, jbd_handle *h, cm_bh *bh, jbd_jh *j
 	bool jbddirty = false, shadow = false;
 	int r;
 
-	jbd_wait_begin(jc);
 	r = cm_bh_lock(jc->cache, bh);
-	if (r < 0) {
-		jbd_wait_end(jc);
+	if (r < 0)
 		return r;
-	}
-	r = jbd_wait_end(jc);
-	if (r == 0)
-		r = jbd_lock(jc, bs);
+	r = jbd_lock(jc, bs);
 	if (r < 0) {
 		cm_bh_unlock(jc->cache, bh);
 		return r;
