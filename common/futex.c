@@ -56,8 +56,11 @@ int cm_event_wait(cm_event *e, uint32_t seq, int timeout_ms)
 {
 	int r;
 
+	cm_mutex *big = cm_big_release();
+
 	cm_lockdep_assert_none_held("waiting on an event");
 	r = cm_futex_wait(&e->seq, seq, timeout_ms);
+	cm_big_reacquire(big);
 
 	atomic_fetch_sub(&e->waiters, 1);
 	return r;

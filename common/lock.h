@@ -47,6 +47,17 @@ typedef void cm_dead_owner_hook(cm_mutex *m, int32_t dead_pid, void *ctx);
 void cm_lock_set_dead_owner_hook(cm_dead_owner_hook *hook, void *ctx);
 
 int cm_mutex_init(cm_mutex *m, uint32_t rank, const char *name);
+/* The big lock of --locking=big behaves like the kernel's BKL: a thread
+ * holds it across a whole operation (a journal handle from start to stop),
+ * takes it again without blocking when it already holds it (a depth
+ * count), and gives it up while it sleeps: cm_event_wait, through which
+ * every wait in ext3d goes, releases it and takes it back. */
+int cm_big_enter(cm_mutex *big);
+void cm_big_leave(void);
+/* Around a sleep: the big lock this thread held (released), or NULL. */
+cm_mutex *cm_big_release(void);
+void cm_big_reacquire(cm_mutex *big);
+
 /* This process's pid, without a system call (glibc no longer caches it);
  * right in a child after fork too. */
 int32_t cm_self_pid(void);

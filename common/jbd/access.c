@@ -46,15 +46,10 @@ static int jbd_try_write_access(jbd_ctx *jc, jbd_handle *h, cm_bh *bh, jbd_jh *j
 	bool jbddirty = false, shadow = false;
 	int r;
 
-	jbd_wait_begin(jc);
 	r = cm_bh_lock(jc->cache, bh);
-	if (r < 0) {
-		jbd_wait_end(jc);
+	if (r < 0)
 		return r;
-	}
-	r = jbd_wait_end(jc);
-	if (r == 0)
-		r = jbd_lock(jc, bs);
+	r = jbd_lock(jc, bs);
 	if (r < 0) {
 		cm_bh_unlock(jc->cache, bh);
 		return r;
@@ -106,27 +101,27 @@ unlock:
 	return jbd_cancel_revoke(jc, h, jh);
 }
 
+/* Reads a journal-head field that bh_state guards, without it. */
+#define JBD_PEEK(field) __atomic_load_n(&(field), __ATOMIC_ACQUIRE)
+
 /* Write access this transaction already has: the buffer is filed on it
  * (or waits for it), so its journal head cannot go away and no write-back
- * can touch it; not forgotten (a reuse must cancel its revoke). Checked
- * under bh_state alone: 1 if so, 0 if not. */
+ * can touch it; not forgotten (a reuse must cancel its revoke). While the
+ * transaction runs, only its own handles change these fields, and only
+ * towards the same values (another handle forgetting the buffer meanwhile
+ * would be the caller's race), so they are read without bh_state: 1 if so,
+ * 0 if not. */
 static int jbd_write_access_held(jbd_ctx *jc, jbd_handle *h, cm_bh *bh, bool undo)
 {
 	uint32_t ti = h->h_transaction;
-	cm_mutex *bs = jbd_bh_state(jc, cm_bh_blocknr(bh));
 	jbd_jh *jh = jbd_jh_of(jc, bh);
-	int r, held;
 
-	if (!bh->b_jh)
+	if (!__atomic_load_n(&bh->b_jh, __ATOMIC_ACQUIRE))
 		return 0;
-	r = jbd_lock(jc, bs);
-	if (r < 0)
-		return r;
-	held = bh->b_jh && (!undo || jh->b_committed_data) &&
-	       ((jh->b_transaction == ti && jh->b_jlist != JBD_FORGET) ||
-		jh->b_next_transaction == ti);
-	jbd_unlock(jc, bs);
-	return held;
+	if (undo && !JBD_PEEK(jh->b_committed_data))
+		return 0;
+	return (JBD_PEEK(jh->b_transaction) == ti && JBD_PEEK(jh->b_jlist) != JBD_FORGET) ||
+	       JBD_PEEK(jh->b_next_transaction) == ti;
 }
 
 static int jbd_write_access(jbd_ctx *jc, jbd_handle *h, cm_bh *bh, bool undo)
@@ -139,10 +134,9 @@ static int jbd_write_access(jbd_ctx *jc, jbd_handle *h, cm_bh *bh, bool undo)
 	r = jbd_enter(jc);
 	if (r < 0)
 		return r;
-	r = jbd_write_access_held(jc, h, bh, undo);
-	if (r != 0) {
+	if (jbd_write_access_held(jc, h, bh, undo)) {
 		jbd_leave(jc);
-		return r < 0 ? r : 0;
+		return 0;
 	}
 	r = jbd_jh_get(jc, bh, &jh);
 	if (r == 0) {
@@ -245,6 +239,11 @@ int jbd_dirty_metadata(jbd_ctx *jc, jbd_handle *h, cm_bh *bh)
 	if (!bh->b_jh)
 		return -EINVAL; /* no write access was taken */
 	jh = jbd_jh_of(jc, bh);
+	/* Dirtied in this transaction already: nothing changes (the fields
+	 * are stable while it runs, as in jbd_write_access_held). */
+	if (JBD_PEEK(jh->b_transaction) == ti && JBD_PEEK(jh->b_jlist) == JBD_METADATA &&
+	    JBD_PEEK(jh->b_modified))
+		return 0;
 	bs = jbd_bh_state(jc, jh->b_blocknr);
 	r = jbd_enter(jc);
 	if (r < 0)
@@ -378,6 +377,17 @@ int jbd_forget(jbd_ctx *jc, jbd_handle *h, cm_bh *bh)
 				__jbd_unfile_buffer(jc, jh);
 			jbd_unlock(jc, jbd_list_lock(jc));
 		}
+	} else if (!jh->b_transaction) {
+		r = jbd_lock(jc, jbd_list_lock(jc));
+		if (r == 0 && jh->b_cp_transaction) {
+			/* Only awaiting its checkpoint: once freed it must not go
+			 * home; the commit takes it off that list (as JBD2). */
+			cm_bh_clear_dirty(bh);
+			jh->b_jflags &= ~JBD_JF_JBDDIRTY;
+			__jbd_file_buffer(jc, jh, jbd_t(jc, ti), JBD_FORGET);
+		}
+		if (r == 0)
+			jbd_unlock(jc, jbd_list_lock(jc));
 	} else if (jh->b_transaction && jh->b_next_transaction == ti) {
 		/* The committing transaction logs it; we no longer want it. */
 		jh->b_next_transaction = 0;

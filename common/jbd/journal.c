@@ -180,23 +180,13 @@ int jbd_trylock(jbd_ctx *jc, cm_mutex *m)
 
 int jbd_enter(jbd_ctx *jc)
 {
-	return jc->big ? cm_mutex_lock(&jc->ls->big_lock) : 0;
+	return jc->big ? cm_big_enter(&jc->ls->big_lock) : 0;
 }
 
 void jbd_leave(jbd_ctx *jc)
 {
 	if (jc->big)
-		cm_mutex_unlock(&jc->ls->big_lock);
-}
-
-void jbd_wait_begin(jbd_ctx *jc)
-{
-	jbd_leave(jc);
-}
-
-int jbd_wait_end(jbd_ctx *jc)
-{
-	return jbd_enter(jc);
+		cm_big_leave();
 }
 
 /* ---- journal heads ---- */

@@ -43,21 +43,20 @@ static inline cm_bh *jbd_bh_of(jbd_ctx *jc, const jbd_jh *jh)
 }
 
 /* ---- locks: no-ops in --locking=big mode, where the public entry points
- * hold the big lock instead (jbd_enter/jbd_leave) ---- */
+ * hold the big lock instead (jbd_enter/jbd_leave), and a handle holds it
+ * from start to stop, as the BKL was held around a whole ext3 operation
+ * in Linux 2.5.72; it is given up while the thread sleeps (lock.h) ---- */
 int jbd_lock(jbd_ctx *jc, cm_mutex *m);
 void jbd_unlock(jbd_ctx *jc, cm_mutex *m);
 /* Trylock: 0 held, -EBUSY, -EOWNERDEAD. */
 int jbd_trylock(jbd_ctx *jc, cm_mutex *m);
-/* Around every public call: takes the big lock in big mode. */
+/* Around every public call: takes the big lock in big mode (again, if the
+ * thread holds it already: a depth count). */
 int jbd_enter(jbd_ctx *jc);
 void jbd_leave(jbd_ctx *jc);
-/* Drops and retakes the big lock around a wait (big mode only), as the
- * BKL was released when its holder slept. */
-void jbd_wait_begin(jbd_ctx *jc);
-int jbd_wait_end(jbd_ctx *jc);
-/* Waits on ev (prepared as seq, with every lock but the big one dropped)
- * for at most a short while: 0, -ESTALE when the arena was discarded. The
- * caller re-checks its condition and loops. */
+/* Waits on ev (prepared as seq, with every lock but the big one dropped;
+ * the wait gives that up) for at most a short while: 0, -ESTALE when the
+ * arena was discarded. The caller re-checks its condition and loops. */
 int jbd_sleep(jbd_ctx *jc, cm_event *ev, uint32_t seq);
 
 static inline cm_mutex *jbd_state_lock(jbd_ctx *jc)

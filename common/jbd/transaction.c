@@ -30,13 +30,8 @@ static bool jbd_arena_gone(jbd_ctx *jc)
 
 int jbd_sleep(jbd_ctx *jc, cm_event *ev, uint32_t seq)
 {
-	jbd_wait_begin(jc);
 	cm_event_wait(ev, seq, JBD_WAIT_MS);
-	if (jbd_arena_gone(jc)) {
-		int r = jbd_wait_end(jc);
-		return r < 0 ? r : -ESTALE;
-	}
-	return jbd_wait_end(jc);
+	return jbd_arena_gone(jc) ? -ESTALE : 0;
 }
 
 /* JBD's __log_space_left: free log blocks less a reserve and an eighth. */
@@ -226,10 +221,12 @@ int jbd_start(jbd_ctx *jc, int nblocks, jbd_handle **ret)
 		return -ENOMEM;
 	h->h_ref = 1;
 	atomic_store(&h->h_pid, cm_self_pid());
+	/* In big mode the handle keeps the big lock until jbd_stop. */
 	r = jbd_enter(jc);
 	if (r == 0) {
 		r = jbd_start_this_handle(jc, h, nblocks);
-		jbd_leave(jc);
+		if (r < 0)
+			jbd_leave(jc);
 	}
 	if (r < 0) {
 		jbd_free_handle(jc, h);
@@ -296,6 +293,7 @@ int jbd_stop(jbd_ctx *jc, jbd_handle *h)
 		if (--jbd_join_depth == 0) {
 			atomic_store(&h->h_join_pid, 0);
 			jbd_current = NULL;
+			jbd_leave(jc); /* the join's hold of the big lock */
 		}
 		return 0;
 	}
@@ -314,6 +312,7 @@ int jbd_stop(jbd_ctx *jc, jbd_handle *h)
 		}
 		jbd_leave(jc);
 	}
+	jbd_leave(jc); /* the handle's hold of the big lock, from jbd_start */
 	jbd_current = NULL;
 	jbd_free_handle(jc, h);
 	if (r < 0)
@@ -408,6 +407,14 @@ int jbd_join(jbd_ctx *jc, cm_off token, jbd_handle **ret)
 		return -EINVAL;
 	if (jbd_current && jbd_current != h)
 		return -EBUSY;
+	if (jbd_join_depth == 0) {
+		/* In big mode the join keeps the big lock until its stop; the
+		 * owner gave it up while it waits for this process. */
+		int r = jbd_enter(jc);
+
+		if (r < 0)
+			return r;
+	}
 	h->h_ref++;
 	atomic_store(&h->h_join_pid, cm_self_pid());
 	jbd_join_depth++;
