@@ -2,7 +2,7 @@
  * journal, from P processes at once.
  *
  *   jbdbench --instance NAME --first=BLOCK --count=N [--procs=P]
- *            [--seconds=S] [--commit] [--blocks=1|2]
+ *            [--seconds=S] [--commit] [--blocks=1|2] [--update]
  *
  * Attaches to the instance's arena as arena-probe --usage does (the
  * supervisor's memfd through /proc, so it runs as root or as the
@@ -12,7 +12,11 @@
  * dirty_metadata on 1 or 2 of its blocks (a counter written into each),
  * jbd_stop; with --commit it also forces and waits for the commit of each
  * handle's transaction. Prints "handles H seconds T rate R" with the
- * total over all processes. The blocks must be free in the filesystem:
+ * total over all processes. With --update, each handle changes the whole
+ * of each block as a metadata update does (it reads every word, as a
+ * directory search or a bitmap scan would, and rewrites it): work that
+ * the big lock serialises and the fine set lets run side by side.
+ * The blocks must be free in the filesystem:
  * they are logged and later written home with whatever the bench put in.
  */
 #define _GNU_SOURCE
@@ -43,6 +47,7 @@ typedef struct jb_config {
 	uint64_t first;
 	uint32_t count, procs, blocks, seconds;
 	bool commit;
+	bool update;   /* rewrite the whole block in each handle */
 } jb_config;
 
 /* Results, in a shared anonymous mapping: each child fills its own. */
@@ -89,6 +94,20 @@ static int jb_open_arena(const char *instance, cm_arena **ret)
 	return 0;
 }
 
+/* The cache's block size, read once by each child after it attaches. */
+static uint32_t jb_block_size;
+
+/* A metadata update's work on one block: every word read and rewritten. */
+static void jb_update(uint64_t *w, uint64_t i)
+{
+	uint64_t sum = i;
+
+	for (uint32_t k = 0; k < jb_block_size / sizeof(*w); k++) {
+		sum = sum * 31 + w[k];
+		w[k] = sum;
+	}
+}
+
 /* One handle on one or two of the process's blocks. */
 static int jb_one(jbd_ctx *jc, cm_bcache *c, cm_bh **bhs, uint32_t nbh, uint64_t i,
 		  const jb_config *cfg)
@@ -104,7 +123,10 @@ static int jb_one(jbd_ctx *jc, cm_bcache *c, cm_bh **bhs, uint32_t nbh, uint64_t
 		cm_bh *bh = bhs[(i * cfg->blocks + k) % nbh];
 		r = jbd_get_write_access(jc, h, bh);
 		if (r == 0) {
-			memcpy(cm_bh_data(c, bh), &i, sizeof(i));
+			if (cfg->update)
+				jb_update(cm_bh_data(c, bh), i);
+			else
+				memcpy(cm_bh_data(c, bh), &i, sizeof(i));
 			r = jbd_dirty_metadata(jc, h, bh);
 		}
 	}
@@ -148,8 +170,10 @@ static int jb_child(const jb_config *cfg, uint32_t idx, int ready_fd, int go_fd,
 	r = l ? cm_bcache_attach(a, atomic_load(&l->bcache), &c) : -EPROTO;
 	if (r == 0 && (r = jbd_attach(a, c, CM_MAX_SVCS - 1, &jc)) == -ENOENT)
 		fprintf(stderr, "jbdbench: no run-time journal in the arena: journald-svc made none\n");
-	if (r == 0)
+	if (r == 0) {
+		jb_block_size = jc->j->block_size;
 		r = cm_bdev_open(a, &bd);
+	}
 	while (r == 0 && nread < nbh) {
 		r = cm_bcache_read(c, bd, cfg->first + (uint64_t)idx * nbh + nread, &bhs[nread]);
 		if (r == 0)
@@ -180,7 +204,8 @@ static const struct option jb_options[] = {
 	{"instance", required_argument, NULL, 'i'}, {"first", required_argument, NULL, 'f'},
 	{"count", required_argument, NULL, 'n'},    {"procs", required_argument, NULL, 'p'},
 	{"seconds", required_argument, NULL, 's'},  {"blocks", required_argument, NULL, 'b'},
-	{"commit", no_argument, NULL, 'c'},         {0},
+	{"commit", no_argument, NULL, 'c'},         {"update", no_argument, NULL, 'u'},
+	{0},
 };
 
 static int jb_parse(int argc, char **argv, jb_config *cfg)
@@ -198,6 +223,7 @@ static int jb_parse(int argc, char **argv, jb_config *cfg)
 		case 's': cfg->seconds = (uint32_t)v; break;
 		case 'b': cfg->blocks = (uint32_t)v; break;
 		case 'c': cfg->commit = true; break;
+		case 'u': cfg->update = true; break;
 		default: return -EINVAL;
 		}
 	}
