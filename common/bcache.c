@@ -12,6 +12,7 @@
  * goes 0 -> 1 only under the stripe.
  */
 #include "bcache.h"
+#include "layout.h"
 
 #include <assert.h>
 #include <errno.h>
@@ -155,6 +156,27 @@ int cm_bcache_attach(cm_arena *a, cm_off off, cm_bcache **ret)
 	*c = (cm_bcache){.a = a, .sh = sh, .bhs = bhs, .buckets = buckets};
 	*ret = c;
 	return 0;
+}
+
+int cm_bcache_open_shared(cm_arena *a, uint64_t cache_bytes, uint32_t block_size,
+			  cm_bcache **ret)
+{
+	cm_layout *l = cm_layout_get(a);
+	cm_off off, none = 0;
+	int r;
+
+	if (!l)
+		return -EPROTO;
+	off = atomic_load(&l->bcache);
+	if (!off) {
+		r = cm_bcache_create(a, cache_bytes, block_size, &off);
+		if (r < 0)
+			return r;
+		/* Another service made one first: use it (ours stays unused). */
+		if (!atomic_compare_exchange_strong(&l->bcache, &none, off))
+			off = none;
+	}
+	return cm_bcache_attach(a, off, ret);
 }
 
 cm_bcache *cm_bcache_detach(cm_bcache *c)

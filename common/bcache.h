@@ -83,6 +83,11 @@ int cm_bcache_create(cm_arena *a, uint64_t cache_bytes, uint32_t block_size, cm_
 /* Any process: a private handle on the cache at off; -EPROTO if there is
  * none there. */
 int cm_bcache_attach(cm_arena *a, cm_off off, cm_bcache **ret);
+/* Any service: a handle on the instance's cache (layout->bcache), made
+ * here in blocks of block_size if no service made it yet; when two race,
+ * the one published first is used. Errors as create and attach. */
+int cm_bcache_open_shared(cm_arena *a, uint64_t cache_bytes, uint32_t block_size,
+			  cm_bcache **ret);
 /* Frees the handle (not the cache); accepts NULL; returns NULL. */
 cm_bcache *cm_bcache_detach(cm_bcache *c);
 

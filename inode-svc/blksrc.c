@@ -105,30 +105,18 @@ static int ino_read_block_size(ino_svc *s, uint32_t *ret)
 
 int ino_blksrc_start(ino_svc *s)
 {
-	cm_layout *l = s->svc.layout;
 	uint64_t dev_bytes;
 	uint32_t bs;
-	cm_off off;
 	char why[160];
 	int r;
 
 	r = ino_read_block_size(s, &bs);
 	if (r < 0)
 		return cm_log_errno(r, "no ext3 superblock on the device: %m");
-	off = atomic_load(&l->bcache);
-	if (!off) {
-		cm_off none = 0;
-		r = cm_bcache_create(s->svc.arena, s->cache_bytes, bs, &off);
-		if (r < 0)
-			return cm_log_errno(r, "buffer cache of %llu bytes: %m",
-					    (unsigned long long)s->cache_bytes);
-		/* Another service made one first: use it (ours stays unused). */
-		if (!atomic_compare_exchange_strong(&l->bcache, &none, off))
-			off = none;
-	}
-	r = cm_bcache_attach(s->svc.arena, off, &s->cache);
+	r = cm_bcache_open_shared(s->svc.arena, s->cache_bytes, bs, &s->cache);
 	if (r < 0)
-		return cm_log_errno(r, "buffer cache: %m");
+		return cm_log_errno(r, "buffer cache of %llu bytes: %m",
+				    (unsigned long long)s->cache_bytes);
 	dev_bytes = cm_bdev_sectors(ino_thread_bdev(s)) * CM_BD_SECTOR;
 	ino_blksrc src = {.get = ino_blk_get, .put = ino_blk_put, .prefetch = ino_blk_prefetch,
 			  .ctx = s, .block_size = bs};

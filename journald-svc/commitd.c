@@ -26,23 +26,10 @@ static const char *const jd_mode_names[] = {
 
 static int jd_cache(jd_svc *s, uint32_t bs)
 {
-	cm_layout *l = s->svc.layout;
-	cm_off off = atomic_load(&l->bcache);
-	int r;
+	int r = cm_bcache_open_shared(s->svc.arena, s->cache_bytes, bs, &s->cache);
 
-	if (!off) {
-		cm_off none = 0;
-
-		r = cm_bcache_create(s->svc.arena, s->cache_bytes, bs, &off);
-		if (r < 0)
-			return cm_log_errno(r, "buffer cache of %llu bytes: %m",
-					    (unsigned long long)s->cache_bytes);
-		/* Another service made one first: use it (ours stays unused). */
-		if (!atomic_compare_exchange_strong(&l->bcache, &none, off))
-			off = none;
-	}
-	r = cm_bcache_attach(s->svc.arena, off, &s->cache);
-	return r < 0 ? cm_log_errno(r, "buffer cache: %m") : 0;
+	return r < 0 ? cm_log_errno(r, "buffer cache of %llu bytes: %m",
+				    (unsigned long long)s->cache_bytes) : 0;
 }
 
 /* The geometry of the (recovered) journal: its map, its superblock's UUID

@@ -33,6 +33,37 @@ static int jbd_copy_into(jbd_ctx *jc, cm_bh *bh, uint32_t *slot)
 	return 0;
 }
 
+/* The common start of a call on one buffer: enters the journal (the big
+ * lock in big mode), attaches bh's journal head and takes its bh_state
+ * stripe. 0 with all three held, or an error with none. */
+static int jbd_bh_begin(jbd_ctx *jc, cm_bh *bh, jbd_jh **jh)
+{
+	int r = jbd_enter(jc);
+
+	if (r < 0)
+		return r;
+	r = jbd_jh_get(jc, bh, jh);
+	if (r == 0) {
+		r = jbd_lock(jc, jbd_bh_state(jc, (*jh)->b_blocknr));
+		if (r == 0)
+			return 0;
+		jbd_jh_put(jc, *jh);
+	}
+	jbd_leave(jc);
+	return r;
+}
+
+/* Its end, after the caller dropped bh_state: the journal head's use and
+ * the journal. Records a failure as the handle's first error. */
+static int jbd_bh_end(jbd_ctx *jc, jbd_handle *h, jbd_jh *jh, int r)
+{
+	jbd_jh_put(jc, jh);
+	jbd_leave(jc);
+	if (r < 0 && !h->h_err)
+		h->h_err = r;
+	return r;
+}
+
 /* One attempt at write access: 0 done, 1 to retry after the buffer left
  * JBD_SHADOW, or an error. The buffer's LOCKED bit is held throughout, as
  * JBD holds the buffer lock: a write-back in flight is waited out, and its
@@ -164,21 +195,16 @@ int jbd_get_create_access(jbd_ctx *jc, jbd_handle *h, cm_bh *bh)
 {
 	jbd_transaction *t = jbd_handle_trans(jc, h);
 	uint32_t ti = jbd_tidx(jc, t);
-	cm_mutex *bs;
 	jbd_jh *jh;
 	int r;
 
-	r = jbd_enter(jc);
-	if (r < 0)
-		return r;
-	r = jbd_jh_get(jc, bh, &jh);
-	if (r < 0)
-		goto leave;
 	cm_bh_clear_dirty(bh);
-	bs = jbd_bh_state(jc, jh->b_blocknr);
-	r = jbd_lock(jc, bs);
-	if (r < 0)
-		goto put;
+	r = jbd_bh_begin(jc, bh, &jh);
+	if (r < 0) {
+		if (!h->h_err)
+			h->h_err = r;
+		return r;
+	}
 	if (jh->b_transaction == ti || jh->b_next_transaction == ti) {
 		/* Already ours. */
 	} else if (!jh->b_transaction) {
@@ -197,16 +223,10 @@ int jbd_get_create_access(jbd_ctx *jc, jbd_handle *h, cm_bh *bh)
 		 * caller freed it without forgetting it. */
 		r = -EIO;
 	}
-	jbd_unlock(jc, bs);
+	jbd_unlock(jc, jbd_bh_state(jc, jh->b_blocknr));
 	if (r == 0)
 		r = jbd_cancel_revoke(jc, h, jh);
-put:
-	jbd_jh_put(jc, jh);
-leave:
-	jbd_leave(jc);
-	if (r < 0 && !h->h_err)
-		h->h_err = r;
-	return r;
+	return jbd_bh_end(jc, h, jh, r);
 }
 
 /* In --locking=big mode the big lock stands in for the stripe. */
@@ -285,7 +305,6 @@ int jbd_dirty_data(jbd_ctx *jc, jbd_handle *h, cm_bh *bh)
 	jbd_transaction *t = jbd_handle_trans(jc, h);
 	uint32_t ti = jbd_tidx(jc, t), busy_tid = 0;
 	jbd_jh *jh;
-	cm_mutex *bs;
 	int r;
 
 	switch (jc->j->data_mode) {
@@ -298,40 +317,30 @@ int jbd_dirty_data(jbd_ctx *jc, jbd_handle *h, cm_bh *bh)
 		break;
 	}
 	for (;;) {
-		r = jbd_enter(jc);
+		r = jbd_bh_begin(jc, bh, &jh);
 		if (r < 0)
-			return r;
-		r = jbd_jh_get(jc, bh, &jh);
-		if (r < 0)
-			goto leave;
-		bs = jbd_bh_state(jc, jh->b_blocknr);
-		r = jbd_lock(jc, bs);
-		if (r == 0) {
-			if (!jh->b_transaction || jh->b_transaction == ti) {
-				r = jbd_lock(jc, jbd_list_lock(jc));
-				if (r == 0) {
-					if (!jh->b_transaction)
-						__jbd_file_buffer(jc, jh, t, JBD_SYNCDATA);
-					jbd_unlock(jc, jbd_list_lock(jc));
-				}
-				cm_bh_mark_dirty(bh);
-			} else {
-				busy_tid = jbd_t(jc, jh->b_transaction)->t_tid;
-			}
-			jbd_unlock(jc, bs);
-		}
-		jbd_jh_put(jc, jh);
-leave:
-		jbd_leave(jc);
-		if (r < 0 || !busy_tid)
 			break;
+		if (!jh->b_transaction || jh->b_transaction == ti) {
+			r = jbd_lock(jc, jbd_list_lock(jc));
+			if (r == 0) {
+				if (!jh->b_transaction)
+					__jbd_file_buffer(jc, jh, t, JBD_SYNCDATA);
+				jbd_unlock(jc, jbd_list_lock(jc));
+			}
+			cm_bh_mark_dirty(bh);
+		} else {
+			busy_tid = jbd_t(jc, jh->b_transaction)->t_tid;
+		}
+		jbd_unlock(jc, jbd_bh_state(jc, jh->b_blocknr));
+		if (jbd_bh_end(jc, h, jh, r) < 0 || !busy_tid)
+			return r;
 		/* The committing transaction writes it: let it finish. */
 		r = jbd_wait_commit(jc, busy_tid);
 		if (r < 0)
 			break;
 		busy_tid = 0;
 	}
-	if (r < 0 && !h->h_err)
+	if (!h->h_err)
 		h->h_err = r;
 	return r;
 }
@@ -340,7 +349,6 @@ int jbd_forget(jbd_ctx *jc, jbd_handle *h, cm_bh *bh)
 {
 	uint32_t ti = jbd_tidx(jc, jbd_handle_trans(jc, h));
 	jbd_jh *jh;
-	cm_mutex *bs;
 	bool was_modified;
 	int r;
 
@@ -348,16 +356,12 @@ int jbd_forget(jbd_ctx *jc, jbd_handle *h, cm_bh *bh)
 		cm_bh_clear_dirty(bh);
 		return 0;
 	}
-	r = jbd_enter(jc);
-	if (r < 0)
+	r = jbd_bh_begin(jc, bh, &jh);
+	if (r < 0) {
+		if (!h->h_err)
+			h->h_err = r;
 		return r;
-	r = jbd_jh_get(jc, bh, &jh);
-	if (r < 0)
-		goto leave;
-	bs = jbd_bh_state(jc, jh->b_blocknr);
-	r = jbd_lock(jc, bs);
-	if (r < 0)
-		goto put;
+	}
 	if (jh->b_committed_data) {
 		r = -EIO; /* a bitmap is never forgotten */
 		goto unlock;
@@ -397,12 +401,6 @@ int jbd_forget(jbd_ctx *jc, jbd_handle *h, cm_bh *bh)
 	if (was_modified)
 		h->h_buffer_credits++;
 unlock:
-	jbd_unlock(jc, bs);
-put:
-	jbd_jh_put(jc, jh);
-leave:
-	jbd_leave(jc);
-	if (r < 0 && !h->h_err)
-		h->h_err = r;
-	return r;
+	jbd_unlock(jc, jbd_bh_state(jc, jh->b_blocknr));
+	return jbd_bh_end(jc, h, jh, r);
 }
