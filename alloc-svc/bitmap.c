@@ -1,0 +1,85 @@
+/* bitmap.c - the bit search and claim of ext3's block allocator on one
+ * group's bitmap and its committed copy (bitmap.h). Bits are little-endian
+ * within bytes, as ext3 stores them. */
+#include "bitmap.h"
+
+#include <stddef.h>
+
+static bool al_test(const uint8_t *map, uint32_t bit)
+{
+	return map[bit >> 3] & (1u << (bit & 7));
+}
+
+bool al_bit_usable(const uint8_t *live, const uint8_t *committed, uint32_t bit)
+{
+	return !al_test(live, bit) && (!committed || !al_test(committed, bit));
+}
+
+/* The first usable bit in [from, to), or -1. */
+static int64_t al_scan(const uint8_t *live, const uint8_t *committed, uint32_t from,
+		       uint32_t to)
+{
+	for (uint32_t bit = from; bit < to; bit++) {
+		/* Skip bytes that are full in live (or in committed) at once. */
+		if ((bit & 7) == 0 && bit + 8 <= to &&
+		    (live[bit >> 3] == 0xff || (committed && committed[bit >> 3] == 0xff))) {
+			bit += 7;
+			continue;
+		}
+		if (al_bit_usable(live, committed, bit))
+			return bit;
+	}
+	return -1;
+}
+
+/* The first bit of a byte wholly free in both maps in [from, to), or -1. */
+static int64_t al_scan_free_byte(const uint8_t *live, const uint8_t *committed,
+				 uint32_t from, uint32_t to)
+{
+	for (uint32_t byte = (from + 7) >> 3; (byte + 1) * 8 <= to; byte++)
+		if (live[byte] == 0 && (!committed || committed[byte] == 0))
+			return (int64_t)byte * 8;
+	return -1;
+}
+
+int64_t al_find_usable(const uint8_t *live, const uint8_t *committed, uint32_t nbits,
+		       uint32_t goal)
+{
+	uint32_t boundary;
+	int64_t bit;
+
+	if (nbits == 0)
+		return -1;
+	if (goal >= nbits)
+		goal = 0;
+	if (al_bit_usable(live, committed, goal))
+		return goal;
+	boundary = (goal + 64) & ~63u;
+	if (boundary > nbits)
+		boundary = nbits;
+	if ((bit = al_scan(live, committed, goal + 1, boundary)) >= 0)
+		return bit;
+	if ((bit = al_scan_free_byte(live, committed, goal, nbits)) >= 0)
+		return bit;
+	if ((bit = al_scan(live, committed, goal, nbits)) >= 0)
+		return bit;
+	return al_scan(live, committed, 0, goal);
+}
+
+bool al_claim(uint8_t *live, const uint8_t *committed, uint32_t bit)
+{
+	if (!al_bit_usable(live, committed, bit))
+		return false;
+	live[bit >> 3] |= (uint8_t)(1u << (bit & 7));
+	return true;
+}
+
+bool al_release(uint8_t *live, uint8_t *committed, uint32_t bit)
+{
+	if (!al_test(live, bit))
+		return false;
+	if (committed)
+		committed[bit >> 3] |= (uint8_t)(1u << (bit & 7));
+	live[bit >> 3] &= (uint8_t)~(1u << (bit & 7));
+	return true;
+}

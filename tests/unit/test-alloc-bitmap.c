@@ -1,0 +1,108 @@
+/* test-alloc-bitmap.c - alloc-svc's bit search and claim against a naive
+ * model on seeded random bitmaps: the goal when it is usable, the next
+ * usable bit before the goal's 64-bit boundary, a wholly free byte next,
+ * never a bit set in the committed copy, -1 only when nothing is usable;
+ * and a freed bit staying unusable until its committed copy is refreshed. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "bitmap.h"
+#include "tap.h"
+
+#define T_BITS 8192
+#define T_ROUNDS 20000
+
+static uint64_t t_seed = 0x5eedULL;
+
+static uint32_t t_rand(void)
+{
+	t_seed = t_seed * 6364136223846793005ULL + 1442695040888963407ULL;
+	return (uint32_t)(t_seed >> 33);
+}
+
+static bool t_usable(const uint8_t *l, const uint8_t *c, uint32_t b)
+{
+	return !(l[b / 8] >> (b % 8) & 1) && !(c && c[b / 8] >> (b % 8) & 1);
+}
+
+/* What al_find_usable must return, by the rules in bitmap.h, done slowly. */
+static int64_t t_model(const uint8_t *l, const uint8_t *c, uint32_t n, uint32_t goal)
+{
+	uint32_t boundary = (goal + 64) & ~63u;
+
+	if (t_usable(l, c, goal))
+		return goal;
+	for (uint32_t b = goal + 1; b < boundary && b < n; b++)
+		if (t_usable(l, c, b))
+			return b;
+	for (uint32_t byte = (goal + 7) / 8; byte * 8 + 8 <= n; byte++) {
+		bool all = true;
+		for (uint32_t k = 0; k < 8; k++)
+			all &= t_usable(l, c, byte * 8 + k);
+		if (all)
+			return byte * 8;
+	}
+	for (uint32_t b = goal; b < n; b++)
+		if (t_usable(l, c, b))
+			return b;
+	for (uint32_t b = 0; b < goal; b++)
+		if (t_usable(l, c, b))
+			return b;
+	return -1;
+}
+
+static void t_random(void)
+{
+	static uint8_t live[T_BITS / 8], committed[T_BITS / 8];
+	int bad = 0, none = 0;
+
+	for (int round = 0; round < T_ROUNDS; round++) {
+		/* Fullness from empty to full, so every rule gets its turn. */
+		uint32_t fill = t_rand() % 1025, n = 1 + t_rand() % T_BITS, goal = t_rand() % n;
+		bool with_committed = round % 2;
+
+		for (uint32_t i = 0; i < sizeof(live); i++) {
+			live[i] = committed[i] = 0;
+			for (int k = 0; k < 8; k++) {
+				if (t_rand() % 1024 < fill)
+					live[i] |= (uint8_t)(1u << k);
+				if (t_rand() % 1024 < fill / 4)
+					committed[i] |= (uint8_t)(1u << k);
+			}
+		}
+		const uint8_t *c = with_committed ? committed : NULL;
+		int64_t got = al_find_usable(live, c, n, goal), want = t_model(live, c, n, goal);
+		if (got != want && bad++ < 3)
+			t_diag("n %u goal %u: got %lld, want %lld", n, goal, (long long)got,
+			       (long long)want);
+		none += want < 0;
+	}
+	t_is_int(bad, 0, "%d random bitmaps: the search follows the rules", T_ROUNDS);
+	t_ok(none > 0 && none < T_ROUNDS / 2, "some full bitmaps among them (%d)", none);
+}
+
+static void t_claim_release(void)
+{
+	uint8_t live[8] = {0}, committed[8] = {0};
+
+	t_ok(al_claim(live, committed, 10), "claim a free bit");
+	t_ok(!al_claim(live, committed, 10), "not twice");
+	t_ok(al_release(live, committed, 10), "free it");
+	t_ok(!al_release(live, committed, 10), "not twice");
+	t_ok(!al_bit_usable(live, committed, 10), "a freed bit is not usable before the commit");
+	t_ok(!al_claim(live, committed, 10), "nor claimable");
+	t_is_int(al_find_usable(live, committed, 64, 10), 11, "the search passes over it");
+	memcpy(committed, live, sizeof(live));
+	t_ok(al_claim(live, committed, 10), "once the committed copy has the free, it is");
+	t_is_int(al_find_usable(live, NULL, 0, 0), -1, "an empty bitmap has nothing");
+	memset(live, 0xff, sizeof(live));
+	t_is_int(al_find_usable(live, NULL, 64, 5), -1, "a full one neither");
+	t_is_int(al_find_usable(live, NULL, 64, 99), -1, "a goal past the end is taken as 0");
+}
+
+int main(void)
+{
+	t_random();
+	t_claim_release();
+	return t_done();
+}
