@@ -61,7 +61,8 @@ typedef struct cm_bh {
 	uint32_t b_index;           /* [immutable] position in the buffer array */
 	uint32_t b_reserved;
 	cm_off b_data;              /* [immutable] block_size bytes in the data zone */
-	cm_off b_jh;                /* [journal_head lock of b_blocknr] 0: none */
+	cm_off b_jh;                /* [journal_head lock of b_blocknr; racy reads
+				     * through cm_bh_jh] 0: none */
 	cm_event b_wait;            /* signalled whenever LOCKED clears */
 } cm_bh;
 
@@ -150,6 +151,18 @@ void cm_bh_unlock(cm_bcache *c, cm_bh *bh);
 static inline uint64_t cm_bh_blocknr(cm_bh *bh)
 {
 	return atomic_load_explicit(&bh->b_blocknr, memory_order_relaxed);
+}
+
+/* The journal head of bh, read without its lock (0: none), and its write
+ * by the journal under the journal_head stripe. */
+static inline cm_off cm_bh_jh(const cm_bh *bh)
+{
+	return __atomic_load_n(&bh->b_jh, __ATOMIC_ACQUIRE);
+}
+
+static inline void cm_bh_set_jh(cm_bh *bh, cm_off jh)
+{
+	__atomic_store_n(&bh->b_jh, jh, __ATOMIC_RELEASE);
 }
 
 static inline bool cm_bh_test(cm_bh *bh, enum cm_bh_flag flag)

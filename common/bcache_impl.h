@@ -51,10 +51,4 @@ bool cm_bh_trylock(cm_bh *bh);
  * reference keeps bh from being reused. -ESTALE if the arena is discarded
  * meanwhile (a group restart: whoever held LOCKED may be dead). */
 int cm_bh_wait_unlocked(cm_bcache *c, cm_bh *bh);
-/* The journal head of bh, read without its lock (0: none). */
-static inline cm_off cm_bh_jh(const cm_bh *bh)
-{
-	return __atomic_load_n(&bh->b_jh, __ATOMIC_RELAXED);
-}
-
 #endif

@@ -228,19 +228,23 @@ static cm_pool *sv_handle_pool(sv_super *sv, cm_layout *l)
 static pid_t sv_dead_handle_owner(sv_super *sv, cm_layout *l)
 {
 	cm_pool *p = sv_handle_pool(sv, l);
+	pid_t alive = 0; /* the last pid found alive: a process's handles share it */
 
 	for (uint32_t i = 0; p && i < p->nobj && i < JBD_MAX_HANDLES; i++) {
 		jbd_handle *h = cm_pool_obj(sv->arena, p, i);
-		pid_t owner, joiner;
+		pid_t pids[2];
 
 		if (!h || !__atomic_load_n(&h->h_transaction, __ATOMIC_RELAXED))
 			continue;
-		owner = atomic_load(&h->h_pid);
-		joiner = atomic_load(&h->h_join_pid);
-		if (owner && !cm_pid_alive(owner))
-			return owner;
-		if (joiner && !cm_pid_alive(joiner))
-			return joiner;
+		pids[0] = atomic_load(&h->h_pid);
+		pids[1] = atomic_load(&h->h_join_pid);
+		for (int k = 0; k < 2; k++) {
+			if (!pids[k] || pids[k] == alive)
+				continue;
+			if (!cm_pid_alive(pids[k]))
+				return pids[k];
+			alive = pids[k];
+		}
 	}
 	return 0;
 }

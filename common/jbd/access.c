@@ -59,9 +59,7 @@ static int jbd_bh_end(jbd_ctx *jc, jbd_handle *h, jbd_jh *jh, int r)
 {
 	jbd_jh_put(jc, jh);
 	jbd_leave(jc);
-	if (r < 0 && !h->h_err)
-		h->h_err = r;
-	return r;
+	return jbd_handle_error(h, r);
 }
 
 /* One attempt at write access: 0 done, 1 to retry after the buffer left
@@ -147,7 +145,7 @@ static int jbd_write_access_held(jbd_ctx *jc, jbd_handle *h, cm_bh *bh, bool und
 	uint32_t ti = h->h_transaction;
 	jbd_jh *jh = jbd_jh_of(jc, bh);
 
-	if (!__atomic_load_n(&bh->b_jh, __ATOMIC_ACQUIRE))
+	if (!cm_bh_jh(bh))
 		return 0;
 	if (undo && !JBD_PEEK(jh->b_committed_data))
 		return 0;
@@ -176,9 +174,7 @@ static int jbd_write_access(jbd_ctx *jc, jbd_handle *h, cm_bh *bh, bool undo)
 		jbd_jh_put(jc, jh);
 	}
 	jbd_leave(jc);
-	if (r < 0 && !h->h_err)
-		h->h_err = r;
-	return r;
+	return jbd_handle_error(h, r);
 }
 
 int jbd_get_write_access(jbd_ctx *jc, jbd_handle *h, cm_bh *bh)
@@ -200,11 +196,8 @@ int jbd_get_create_access(jbd_ctx *jc, jbd_handle *h, cm_bh *bh)
 
 	cm_bh_clear_dirty(bh);
 	r = jbd_bh_begin(jc, bh, &jh);
-	if (r < 0) {
-		if (!h->h_err)
-			h->h_err = r;
-		return r;
-	}
+	if (r < 0)
+		return jbd_handle_error(h, r);
 	if (jh->b_transaction == ti || jh->b_next_transaction == ti) {
 		/* Already ours. */
 	} else if (!jh->b_transaction) {
@@ -243,7 +236,7 @@ void jbd_unlock_bh_state(jbd_ctx *jc, cm_bh *bh)
 
 const void *jbd_committed_data(jbd_ctx *jc, cm_bh *bh)
 {
-	if (!bh->b_jh)
+	if (!cm_bh_jh(bh))
 		return NULL;
 	return jbd_copy_ptr(jc, jbd_jh_of(jc, bh)->b_committed_data);
 }
@@ -256,7 +249,7 @@ int jbd_dirty_metadata(jbd_ctx *jc, jbd_handle *h, cm_bh *bh)
 	cm_mutex *bs;
 	int r;
 
-	if (!bh->b_jh)
+	if (!cm_bh_jh(bh))
 		return -EINVAL; /* no write access was taken */
 	jh = jbd_jh_of(jc, bh);
 	/* Dirtied in this transaction already: nothing changes (the fields
@@ -295,9 +288,7 @@ unlock:
 	jbd_unlock(jc, bs);
 leave:
 	jbd_leave(jc);
-	if (r < 0 && !h->h_err)
-		h->h_err = r;
-	return r;
+	return jbd_handle_error(h, r);
 }
 
 int jbd_dirty_data(jbd_ctx *jc, jbd_handle *h, cm_bh *bh)
@@ -340,9 +331,7 @@ int jbd_dirty_data(jbd_ctx *jc, jbd_handle *h, cm_bh *bh)
 			break;
 		busy_tid = 0;
 	}
-	if (!h->h_err)
-		h->h_err = r;
-	return r;
+	return jbd_handle_error(h, r);
 }
 
 int jbd_forget(jbd_ctx *jc, jbd_handle *h, cm_bh *bh)
@@ -352,16 +341,13 @@ int jbd_forget(jbd_ctx *jc, jbd_handle *h, cm_bh *bh)
 	bool was_modified;
 	int r;
 
-	if (!bh->b_jh) {
+	if (!cm_bh_jh(bh)) {
 		cm_bh_clear_dirty(bh);
 		return 0;
 	}
 	r = jbd_bh_begin(jc, bh, &jh);
-	if (r < 0) {
-		if (!h->h_err)
-			h->h_err = r;
-		return r;
-	}
+	if (r < 0)
+		return jbd_handle_error(h, r);
 	if (jh->b_committed_data) {
 		r = -EIO; /* a bitmap is never forgotten */
 		goto unlock;

@@ -201,11 +201,11 @@ int jbd_jh_get(jbd_ctx *jc, cm_bh *bh, jbd_jh **ret)
 	r = jbd_lock(jc, m);
 	if (r < 0)
 		return r;
-	if (!bh->b_jh) {
+	if (!cm_bh_jh(bh)) {
 		memset(jh, 0, sizeof(*jh));
 		jh->b_blocknr = blk;
 		cm_bh_hold(bh);
-		bh->b_jh = cm_arena_off(jc->a, jh);
+		cm_bh_set_jh(bh, cm_arena_off(jc->a, jh));
 	}
 	jh->b_jcount++;
 	jbd_unlock(jc, m);
@@ -225,7 +225,7 @@ void jbd_jh_put(jbd_ctx *jc, jbd_jh *jh)
 		jh->b_jcount--;
 	if (!jh->b_jcount && !jh->b_transaction && !jh->b_next_transaction &&
 	    !jh->b_cp_transaction && !jh->b_frozen_data && !jh->b_committed_data) {
-		bh->b_jh = 0;
+		cm_bh_set_jh(bh, 0);
 		drop = true;
 	}
 	jbd_unlock(jc, m);

@@ -103,7 +103,7 @@ static int jbd_set_recover(jbd_ctx *jc, cm_bdev *bd, bool on)
 	r = cm_bh_lock(jc->cache, bh);
 	if (r < 0)
 		goto out;
-	if (bh->b_jh && jbd_jh_of(jc, bh)->b_transaction) {
+	if (cm_bh_jh(bh) && jbd_jh_of(jc, bh)->b_transaction) {
 		cm_bh_unlock(jc->cache, bh);
 		r = -EBUSY;
 		goto out;

@@ -72,9 +72,7 @@ int jbd_revoke(jbd_ctx *jc, jbd_handle *h, uint64_t blocknr, cm_bh *bh)
 	jbd_unlock(jc, jbd_revoke_lock(jc));
 leave:
 	jbd_leave(jc);
-	if (r < 0 && !h->h_err)
-		h->h_err = r;
-	return r;
+	return jbd_handle_error(h, r);
 }
 
 int jbd_cancel_revoke(jbd_ctx *jc, jbd_handle *h, jbd_jh *jh)

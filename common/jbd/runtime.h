@@ -42,6 +42,14 @@ static inline cm_bh *jbd_bh_of(jbd_ctx *jc, const jbd_jh *jh)
 	return cm_bcache_bh(jc->cache, (uint32_t)(jh - jc->jheads));
 }
 
+/* Records r as the handle's first error (jbd_stop returns it); returns r. */
+static inline int jbd_handle_error(jbd_handle *h, int r)
+{
+	if (r < 0 && !h->h_err)
+		h->h_err = r;
+	return r;
+}
+
 /* ---- locks: no-ops in --locking=big mode, where the public entry points
  * hold the big lock instead (jbd_enter/jbd_leave), and a handle holds it
  * from start to stop, as the BKL was held around a whole ext3 operation
