@@ -58,6 +58,7 @@ typedef struct ext3d_attr {
 	uint32_t rdev;     /* device nodes: Linux dev_t encoding */
 	uint32_t blksize;
 	int64_t atime, mtime, ctime; /* seconds since the epoch */
+	uint32_t atime_ns, mtime_ns, ctime_ns; /* 0 on 128-byte inodes */
 } ext3d_attr;
 
 /* d_type values are DT_* of <dirent.h>. */
@@ -110,12 +111,84 @@ int ext3d_stat(ext3d *fs, const char *path, ext3d_attr *ret);
 int ext3d_lstat(ext3d *fs, const char *path, ext3d_attr *ret);
 ssize_t ext3d_readlink(ext3d *fs, const char *path, char *buf, size_t len);
 
+/* Writes by inode number. Each call is one journal transaction: it
+ * happens entirely or not at all, whatever process is killed. mode holds
+ * the type and permission bits (the caller's umask is not applied here);
+ * the new inode comes back in *ret (may be NULL), granted. */
+int ext3d_mknod_ino(ext3d *fs, uint64_t dir, const char *name, uint32_t mode, uint32_t rdev,
+		    ext3d_attr *ret);
+int ext3d_symlink_ino(ext3d *fs, uint64_t dir, const char *name, const char *target,
+		      ext3d_attr *ret);
+int ext3d_link_ino(ext3d *fs, uint64_t ino, uint64_t newdir, const char *name, ext3d_attr *ret);
+int ext3d_unlink_ino(ext3d *fs, uint64_t dir, const char *name);
+int ext3d_rmdir_ino(ext3d *fs, uint64_t dir, const char *name);
+/* flags: 0 or EXT3D_RENAME_NOREPLACE. */
+#define EXT3D_RENAME_NOREPLACE 0x1u
+int ext3d_rename_ino(ext3d *fs, uint64_t olddir, const char *oldname, uint64_t newdir,
+		     const char *newname, unsigned flags);
+/* Bytes written; flags EXT3D_WRITE_APPEND (at the end of the file, off
+ * ignored), EXT3D_WRITE_SYNC (durable when it returns). */
+#define EXT3D_WRITE_APPEND 0x1u
+#define EXT3D_WRITE_SYNC 0x2u
+ssize_t ext3d_write_ino(ext3d *fs, uint64_t ino, const void *buf, size_t len, uint64_t off,
+			unsigned flags);
+
+/* What ext3d_setattr_ino sets: the EXT3D_SET_* bits of valid. Times are
+ * seconds and nanoseconds since the epoch; *_NOW takes the server's
+ * clock. */
+#define EXT3D_SET_MODE 0x1u
+#define EXT3D_SET_UID 0x2u
+#define EXT3D_SET_GID 0x4u
+#define EXT3D_SET_SIZE 0x8u
+#define EXT3D_SET_ATIME 0x10u
+#define EXT3D_SET_MTIME 0x20u
+#define EXT3D_SET_ATIME_NOW 0x40u
+#define EXT3D_SET_MTIME_NOW 0x80u
+typedef struct ext3d_setattr {
+	uint32_t mode;     /* permission bits (and set-id, sticky) */
+	uint32_t uid, gid;
+	uint64_t size;
+	int64_t atime, mtime;
+	uint32_t atime_ns, mtime_ns;
+} ext3d_setattr;
+int ext3d_setattr_ino(ext3d *fs, uint64_t ino, const ext3d_setattr *set, unsigned valid,
+		      ext3d_attr *ret);
+/* Returns once the commit holding ino's changes is durable; datasync
+ * skips a commit that changed only its timestamps. */
+int ext3d_fsync_ino(ext3d *fs, uint64_t ino, int datasync);
+/* Everything written so far is durable when it returns. */
+int ext3d_sync(ext3d *fs);
+
+/* Writes by path; mode gets the calling process's umask, as the kernel
+ * applies it. */
+int ext3d_mkdir(ext3d *fs, const char *path, uint32_t mode);
+int ext3d_mknod(ext3d *fs, const char *path, uint32_t mode, uint32_t rdev);
+int ext3d_symlink(ext3d *fs, const char *target, const char *linkpath);
+int ext3d_link(ext3d *fs, const char *oldpath, const char *newpath);
+int ext3d_unlink(ext3d *fs, const char *path);
+int ext3d_rmdir(ext3d *fs, const char *path);
+int ext3d_rename(ext3d *fs, const char *oldpath, const char *newpath);
+int ext3d_chmod(ext3d *fs, const char *path, uint32_t mode);
+/* uid or gid (uint32_t)-1: left as it is. */
+int ext3d_chown(ext3d *fs, const char *path, uint32_t uid, uint32_t gid);
+int ext3d_truncate(ext3d *fs, const char *path, uint64_t size);
+
 typedef struct ext3d_file ext3d_file;
-/* flags: O_RDONLY (optionally O_DIRECTORY, O_NOFOLLOW); -EROFS for any write
- * flag, as this version serves the read path only. Checks read permission. */
+/* flags: O_RDONLY, O_WRONLY or O_RDWR, with O_CREAT (mode, less the umask),
+ * O_EXCL, O_TRUNC, O_APPEND, O_SYNC, O_DIRECTORY, O_NOFOLLOW, with the
+ * kernel's semantics and errors. Checks permissions. ext3d_open with
+ * O_CREAT is -EINVAL: ext3d_create takes the new file's mode. */
 int ext3d_open(ext3d *fs, const char *path, int flags, ext3d_file **ret);
+int ext3d_create(ext3d *fs, const char *path, int flags, uint32_t mode, ext3d_file **ret);
 ssize_t ext3d_read(ext3d_file *f, void *buf, size_t len);
 ssize_t ext3d_pread(ext3d_file *f, void *buf, size_t len, uint64_t off);
+ssize_t ext3d_write(ext3d_file *f, const void *buf, size_t len);
+ssize_t ext3d_pwrite(ext3d_file *f, const void *buf, size_t len, uint64_t off);
+int ext3d_ftruncate(ext3d_file *f, uint64_t size);
+/* -EIO if the instance restarted since this file's last write was made
+ * durable and that write may be lost (the kernel's writeback error). */
+int ext3d_fsync(ext3d_file *f);
+int ext3d_fdatasync(ext3d_file *f);
 int ext3d_fstat(ext3d_file *f, ext3d_attr *ret);
 int ext3d_close(ext3d_file *f);
 

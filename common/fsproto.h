@@ -15,7 +15,7 @@
 
 #include "chan.h"
 
-#define CM_FS_VERSION 1
+#define CM_FS_VERSION 2
 #define CM_FS_NAME_MAX 255
 #define CM_FS_MAX_GROUPS 32
 
@@ -28,7 +28,48 @@ enum cm_fs_op {
 	CM_FS_STATFS = 6,   /* -> statfs */
 	CM_FS_ACCESS = 7,   /* ino, mask (R_OK 4, W_OK 2, X_OK 1) in flags -> status */
 	CM_FS_FORGET = 8,   /* ino, offset = nlookup: drop that many grants of ino */
+	/* The write calls. Each is one journal transaction. The new inode of
+	 * MKNOD and SYMLINK, and the inode of LINK, come back in attr,
+	 * granted. */
+	CM_FS_MKNOD = 9,    /* ino = dir, name, mode (S_IFREG, S_IFDIR, S_IFCHR, S_IFBLK,
+			     * S_IFIFO, S_IFSOCK with the permission bits, umask
+			     * applied by the caller), rdev -> attr; -EEXIST if the
+			     * name exists */
+	CM_FS_SYMLINK = 10, /* ino = dir, name, target in the data buffer (length bytes) -> attr */
+	CM_FS_LINK = 11,    /* ino = the inode, ino2 = dir, name -> attr */
+	CM_FS_UNLINK = 12,  /* ino = dir, name */
+	CM_FS_RMDIR = 13,   /* ino = dir, name */
+	CM_FS_RENAME = 14,  /* ino = old dir, name = old name, ino2 = new dir, new name in
+			     * the data buffer (length bytes), flags CM_FS_RENAME_* */
+	CM_FS_WRITE = 15,   /* ino, offset, length bytes from the data buffer, flags
+			     * CM_FS_WRITE_* -> attr, length = bytes written */
+	CM_FS_SETATTR = 16, /* ino, flags = CM_FS_SET_* mask of the fields to set:
+			     * mode, uid, gid, offset = size, atime/mtime -> attr */
+	CM_FS_FSYNC = 17,   /* ino, flags CM_FS_FSYNC_DATA (fdatasync): returns once the
+			     * commit holding the inode's changes is durable */
+	CM_FS_SYNC = 18,    /* commit everything, wait for it */
 };
+
+/* rename: fail with -EEXIST rather than replace (renameat2's NOREPLACE) */
+#define CM_FS_RENAME_NOREPLACE 0x1u
+
+/* write: at the end of the file, whatever offset says (O_APPEND) */
+#define CM_FS_WRITE_APPEND 0x1u
+/* write: returns once the write is durable (O_SYNC) */
+#define CM_FS_WRITE_SYNC 0x2u
+
+/* fsync: fdatasync (skips a commit that only changed timestamps) */
+#define CM_FS_FSYNC_DATA 0x1u
+
+/* setattr: which fields to set (FUSE's FATTR_* semantics) */
+#define CM_FS_SET_MODE 0x1u      /* permission bits of mode (the type is kept) */
+#define CM_FS_SET_UID 0x2u
+#define CM_FS_SET_GID 0x4u
+#define CM_FS_SET_SIZE 0x8u      /* truncate or extend to offset */
+#define CM_FS_SET_ATIME 0x10u    /* atime, atime_ns */
+#define CM_FS_SET_MTIME 0x20u    /* mtime, mtime_ns */
+#define CM_FS_SET_ATIME_NOW 0x40u
+#define CM_FS_SET_MTIME_NOW 0x80u
 
 /* readdir: each entry carries its attributes (zeroed where the caller may
  * not search the directory) */
@@ -55,6 +96,7 @@ typedef struct cm_fs_attr {
 	uint32_t rdev;
 	uint32_t blksize;
 	uint32_t generation;
+	uint32_t atime_ns, mtime_ns, ctime_ns; /* 0 on 128-byte inodes */
 	uint32_t reserved;
 } cm_fs_attr;
 
@@ -68,6 +110,12 @@ typedef struct cm_fs_req {
 	uint32_t namelen;
 	cm_fs_creds creds;
 	char name[CM_FS_NAME_MAX + 1];
+	uint64_t ino2;         /* link, rename: the second directory */
+	uint32_t mode;         /* mknod, setattr */
+	uint32_t rdev;         /* mknod: Linux dev_t encoding */
+	uint32_t uid, gid;     /* setattr */
+	int64_t atime, mtime;  /* setattr */
+	uint32_t atime_ns, mtime_ns; /* setattr */
 } cm_fs_req;
 
 typedef struct cm_fs_statfs {

@@ -61,6 +61,7 @@ typedef struct cm_layout {
 	cm_off chans;                      /* [immutable] cm_chan[nchans] */
 	_Atomic cm_off bcache;             /* [atomic] the buffer cache, 0 until made */
 	_Atomic cm_off journal;            /* [atomic] the journal (jbd/journal.h), 0 until made */
+	_Atomic cm_off alloc;              /* [atomic] cm_alloc_shared (allocproto.h), 0 until made */
 } cm_layout;
 
 /* Supervisor: lays out a new arena. */

@@ -96,6 +96,8 @@ typedef struct ino_inode {
 	uint32_t block[15];	/* i_block[], host order */
 	uint32_t generation;
 	uint32_t file_acl;	/* extended-attribute block, 0 = none */
+	uint32_t atime_ns, ctime_ns, mtime_ns;	/* 0 without room for them */
+	uint16_t extra_isize;	/* i_extra_isize: 0 on 128-byte inodes */
 } ino_inode;
 
 /*
