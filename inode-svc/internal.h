@@ -32,6 +32,7 @@
 #include "bcache.h"
 #include "bdclient.h"
 #include "ext3fs.h"
+#include "ext3fs_w.h"
 #include "fsproto.h"
 #include "segment.h"
 #include "service.h"
@@ -102,6 +103,28 @@ struct ino_svc {
 int ino_blksrc_start(ino_svc *s);
 cm_bdev *ino_thread_bdev(ino_svc *s);
 void ino_thread_bdev_close(void);
+
+/* txn.c: the write path's transactions (ext3fs_w.h's ino_txn): a JBD
+ * handle on the shared journal, blocks from the shared cache, allocation
+ * through alloc-svc on the calling thread's own channel.
+ * ino_txn_setup attaches the journal at start (before sessions).
+ * ino_txn_start: the calling thread's transaction with credits (one at a
+ * time per thread; -EROFS when the image has no journal or it aborted).
+ * ino_txn_stop ends it and returns the first error the transaction met
+ * (0 when every change in it is filed); *tid (may be NULL) gets the id of
+ * the transaction that holds its changes, for fsync. */
+int ino_txn_setup(ino_svc *s);
+int ino_txn_start(ino_svc *s, int credits, ino_txn **ret);
+int ino_txn_stop(ino_txn *t, uint32_t *tid);
+/* Makes ino_txn_stop wait until the transaction is durable (O_SYNC). */
+void ino_txn_set_sync(ino_txn *t);
+/* Returns once transaction tid is durable (fsync); 0 or -EIO. */
+int ino_txn_wait(ino_svc *s, uint32_t tid);
+/* Commits the running transaction and waits for it (sync). */
+int ino_txn_sync(ino_svc *s);
+/* The fuzzy counters' approximate free blocks and inodes for statfs;
+ * -ENOENT before alloc-svc published them. */
+int ino_txn_free_counts(ino_svc *s, uint64_t *bfree, uint64_t *ffree);
 
 /* session.c */
 int ino_sessions_listen(ino_svc *s);
