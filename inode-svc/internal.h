@@ -83,6 +83,7 @@ struct ino_svc {
 	cm_service svc;
 	cm_bcache *cache;                   /* [immutable after start] */
 	ino_fs *fs;                         /* [immutable after mount] */
+	struct jbd_ctx *jc;                 /* [immutable after ino_txn_setup] NULL: read-only */
 	char rundir[256];                   /* [immutable] */
 	uint64_t cache_bytes;               /* [immutable] */
 	int clients_gid;                    /* [immutable] socket group (-1: anyone may attach) */
@@ -122,6 +123,8 @@ void ino_txn_set_sync(ino_txn *t);
 int ino_txn_wait(ino_svc *s, uint32_t tid);
 /* Commits the running transaction and waits for it (sync). */
 int ino_txn_sync(ino_svc *s);
+/* Closes the calling thread's alloc-svc channel (a worker that ends). */
+void ino_txn_thread_end(void);
 /* The fuzzy counters' approximate free blocks and inodes for statfs;
  * -ENOENT before alloc-svc published them. */
 int ino_txn_free_counts(ino_svc *s, uint64_t *bfree, uint64_t *ffree);

@@ -65,5 +65,6 @@ void *ino_lane_main(void *arg)
 		ino_lane_respond(ss, resp, rs);
 	}
 	ino_thread_bdev_close();
+	ino_txn_thread_end();
 	return NULL;
 }
