@@ -5,7 +5,7 @@
  * Each transport gets a fresh child (fork) that echoes, counts or times the
  * fixed-size records the parent sends. The ring transport is a request and
  * a response ring (single producer each) in one memfd arena, driven through
- * cm_ring_push/cm_ring_pop: spin CM_RING_SPIN_NS, then sleep on a futex.
+ * cm_ring_push/cm_ring_pop: cm_wait (a spin fitted to the CPU count, then a futex sleep).
  * Pipes and the socket move one record per write() and per read().
  * A benchmark, not a test: it prints numbers and judges none (README.md).
  */
@@ -540,10 +540,10 @@ static void rb_print_table(const struct rb_config *cfg, const struct rb_result *
 	rb_cpus(cfg, cpus, sizeof(cpus));
 	printf("ring-rtt: %u-byte records; rtt up to %llu round trips, one-way up to %llu records, "
 	       "each within %.1f s; "
-	       "wake-up %llu records %llu us apart; ring capacity %u, spin %d ns; cpus %s\n",
+	       "wake-up %llu records %llu us apart; ring capacity %u, spin %llu ns; cpus %s\n",
 	       cfg->rec_size, (unsigned long long)cfg->iters, (unsigned long long)cfg->records,
 	       cfg->seconds, (unsigned long long)cfg->wakes, (unsigned long long)cfg->wake_gap_us,
-	       RB_RING_CAP, CM_RING_SPIN_NS, cpus);
+	       RB_RING_CAP, (unsigned long long)cm_wait_spin_ns(), cpus);
 	printf("%-15s %10s %10s %11s %14s %11s %11s %8s %9s\n", "transport", "rtt p50 us",
 	       "rtt p99 us", "rtt mean us", "one-way rec/s", "wake p50 us", "wake p99 us", "rtt n",
 	       "one-way n");
@@ -569,12 +569,12 @@ static void rb_print_json(const struct rb_config *cfg, const struct rb_result *r
 	const char *sep = "";
 
 	printf("{\"bench\":\"ring-rtt\",\"rec_size\":%u,\"iters\":%llu,\"records\":%llu,"
-	       "\"wakes\":%llu,\"wake_gap_us\":%llu,\"ring_capacity\":%u,\"spin_ns\":%d,"
+	       "\"wakes\":%llu,\"wake_gap_us\":%llu,\"ring_capacity\":%u,\"spin_ns\":%llu,"
 	       "\"pinned\":%s,\"same_cpu\":%s,\"socket\":\"SOCK_SEQPACKET\",\"floor_rtt_p50_us\":%.3f,"
 	       "\"results\":[",
 	       cfg->rec_size, (unsigned long long)cfg->iters, (unsigned long long)cfg->records,
 	       (unsigned long long)cfg->wakes, (unsigned long long)cfg->wake_gap_us, RB_RING_CAP,
-	       CM_RING_SPIN_NS, cfg->pin ? "true" : "false",
+	       (unsigned long long)cm_wait_spin_ns(), cfg->pin ? "true" : "false",
 	       cfg->pin && cfg->cpu[0] == cfg->cpu[1] ? "true" : "false", floor_p50);
 	for (size_t i = 0; i < RB_NTRANSPORTS; i++) {
 		if (!res[i].done)

@@ -21,6 +21,7 @@
 #include <unistd.h>
 
 #include "bcache_impl.h"
+#include "wait.h"
 
 /*
  * Buffer states (b_state bits; b_count counts references):
@@ -396,22 +397,30 @@ bool cm_bh_trylock(cm_bh *bh)
 	return true;
 }
 
+struct cm_bh_wait_arg {
+	cm_bcache *c;
+	cm_bh *bh;
+};
+
+static int cm_bh_unlocked_poll(void *arg)
+{
+	struct cm_bh_wait_arg *x = arg;
+
+	if (!cm_bh_test(x->bh, CM_BH_LOCKED))
+		return 1;
+	return atomic_load(&x->c->a->hdr->state) != CM_ARENA_LIVE ? -ESTALE : 0;
+}
+
 /* See bcache_impl.h. */
 int cm_bh_wait_unlocked(cm_bcache *c, cm_bh *bh)
 {
+	struct cm_bh_wait_arg x = {c, bh};
+	int r;
+
 	cm_lockdep_assert_none_held("waiting for a LOCKED buffer");
 	atomic_fetch_add(&c->sh->waits, 1);
-	for (;;) {
-		uint32_t seq = cm_event_prepare(&bh->b_wait);
-
-		if (!cm_bh_test(bh, CM_BH_LOCKED)) {
-			cm_event_cancel(&bh->b_wait);
-			return 0;
-		}
-		(void)cm_event_wait(&bh->b_wait, seq, CM_BCACHE_WAIT_MS);
-		if (atomic_load(&c->a->hdr->state) != CM_ARENA_LIVE)
-			return -ESTALE;
-	}
+	r = cm_wait(&bh->b_wait, cm_bh_unlocked_poll, &x, -1, CM_BCACHE_WAIT_MS);
+	return r > 0 ? 0 : r;
 }
 
 int cm_bh_lock(cm_bcache *c, cm_bh *bh)

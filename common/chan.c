@@ -253,51 +253,53 @@ int cm_chan_submit(cm_chan_client *cc, void *rec)
 	return 0;
 }
 
-int cm_chan_reap(cm_chan_client *cc, void *resp, int timeout_ms)
+struct cm_chan_reap_arg {
+	cm_chan_client *cc;
+	void *resp;
+};
+
+/* 1 once the oldest request's response is in resp; files every response
+ * that arrived on the way. */
+static int cm_chan_reap_poll(void *arg)
 {
-	uint64_t deadline = timeout_ms < 0 ? UINT64_MAX
-					   : cm_now_ns() + (uint64_t)timeout_ms * 1000000ULL;
-	uint64_t spin_end = cm_now_ns() + CM_RING_SPIN_NS;
-	cm_event *ev = cm_ring_not_empty(cc->resp);
+	struct cm_chan_reap_arg *x = arg;
+	cm_chan_client *cc = x->cc;
 	uint8_t rec[CM_CHAN_REC_SIZE], *done, *slot;
 	int r;
 
-	if (cc->count == 0)
-		return -EINVAL;
-	cm_lockdep_assert_none_held("waiting for a channel response");
 	for (;;) {
 		slot = cm_chan_slot(cc, 0, &done);
 		if (*done) {
-			memcpy(resp, slot, CM_CHAN_REC_SIZE);
+			memcpy(x->resp, slot, CM_CHAN_REC_SIZE);
 			cc->first = (cc->first + 1) % CM_CHAN_DEPTH;
 			cc->count--;
-			return 0;
+			return 1;
 		}
 		r = cm_chan_check_epoch(cc);
 		if (r < 0)
 			return r;
-		if (cm_ring_peek(cc->resp, rec) == 0) {
-			cm_ring_consume(cc->resp);
-			r = cm_chan_file_response(cc, rec);
-			if (r < 0)
-				return r;
-			continue;
-		}
-		uint64_t now = cm_now_ns();
-		if (now >= deadline)
-			return -ETIMEDOUT;
-		if (now < spin_end) {
-			cm_cpu_relax();
-			continue;
-		}
-		uint32_t seq = cm_event_prepare(ev);
-		if (!cm_ring_empty(cc->resp) ||
-		    atomic_load(&cc->ch->server_epoch) != cc->seen_epoch) {
-			cm_event_cancel(ev);
-			continue;
-		}
-		(void)cm_event_wait(ev, seq, 50);
+		if (cm_ring_peek(cc->resp, rec) < 0)
+			return 0;
+		cm_ring_consume(cc->resp);
+		r = cm_chan_file_response(cc, rec);
+		if (r < 0)
+			return r;
 	}
+}
+
+int cm_chan_reap(cm_chan_client *cc, void *resp, int timeout_ms)
+{
+	struct cm_chan_reap_arg x = {cc, resp};
+	int r;
+
+	if (cc->count == 0)
+		return -EINVAL;
+	r = cm_chan_reap_poll(&x);
+	if (r == 0) {
+		cm_lockdep_assert_none_held("waiting for a channel response");
+		r = cm_wait(cm_ring_not_empty(cc->resp), cm_chan_reap_poll, &x, timeout_ms, 50);
+	}
+	return r > 0 ? 0 : r;
 }
 
 int cm_chan_call(cm_chan_client *cc, void *rec, void *resp, int timeout_ms)
@@ -389,18 +391,23 @@ uint32_t cm_chan_server_arm(cm_chan_server *s)
 	return atomic_load(&s->layout->svcs[s->slot].doorbell.seq);
 }
 
+struct cm_chan_bell_arg {
+	cm_event *bell;
+	uint32_t armed;
+};
+
+static int cm_chan_bell_poll(void *arg)
+{
+	struct cm_chan_bell_arg *x = arg;
+
+	return atomic_load(&x->bell->seq) != x->armed;
+}
+
 void cm_chan_server_wait(cm_chan_server *s, uint32_t armed, int timeout_ms)
 {
-	cm_event *bell = &s->layout->svcs[s->slot].doorbell;
-	uint64_t spin_end = cm_now_ns() + CM_RING_SPIN_NS;
+	struct cm_chan_bell_arg x = {&s->layout->svcs[s->slot].doorbell, armed};
 
-	while (cm_now_ns() < spin_end) {
-		if (atomic_load(&bell->seq) != armed)
-			return;
-		cm_cpu_relax();
-	}
-	(void)cm_event_prepare(bell);
-	(void)cm_event_wait(bell, armed, timeout_ms);
+	(void)cm_wait(x.bell, cm_chan_bell_poll, &x, timeout_ms, timeout_ms);
 }
 
 void cm_chan_release_owner(cm_layout *l, cm_arena *a, int32_t pid)

@@ -5,7 +5,6 @@
 #include "ring.h"
 
 #include <errno.h>
-#include <sched.h>
 #include <string.h>
 
 #include "lockset.h"
@@ -71,12 +70,6 @@ static void *cm_ring_slot(cm_ring *r, uint64_t n)
 	return cm_ring_slot_geom(r, &g, n);
 }
 
-static bool cm_ring_full(cm_ring *r)
-{
-	return atomic_load_explicit(&r->head, memory_order_relaxed) -
-		       atomic_load_explicit(&r->tail, memory_order_acquire) >= r->capacity;
-}
-
 int cm_ring_try_push(cm_ring *r, const void *rec)
 {
 	uint64_t head;
@@ -103,44 +96,29 @@ int cm_ring_try_push(cm_ring *r, const void *rec)
 	return ret;
 }
 
-/* One step of the brief wait before sleeping. */
-static void cm_ring_spin(uint64_t now, uint64_t spin_end)
+struct cm_ring_push_arg {
+	cm_ring *r;
+	const void *rec;
+};
+
+static int cm_ring_push_poll(void *arg)
 {
-	if (now + CM_RING_SPIN_NS - spin_end > CM_RING_PAUSE_NS)
-		(void)sched_yield();
-	else
-		cm_cpu_relax();
+	struct cm_ring_push_arg *x = arg;
+	int ret = cm_ring_try_push(x->r, x->rec);
+
+	return ret == -EAGAIN ? 0 : ret == 0 ? 1 : ret;
 }
 
 int cm_ring_push(cm_ring *r, const void *rec, int timeout_ms)
 {
-	int first = cm_ring_try_push(r, rec);
+	struct cm_ring_push_arg x = {r, rec};
+	int ret = cm_ring_push_poll(&x);
 
-	if (first != -EAGAIN)
-		return first;
-	cm_lockdep_assert_none_held("waiting for room in a ring");
-	uint64_t deadline = timeout_ms < 0 ? UINT64_MAX
-					   : cm_now_ns() + (uint64_t)timeout_ms * 1000000ULL;
-	uint64_t spin_end = cm_now_ns() + CM_RING_SPIN_NS;
-
-	for (;;) {
-		int ret = cm_ring_try_push(r, rec);
-		if (ret != -EAGAIN)
-			return ret;
-		uint64_t now = cm_now_ns();
-		if (now >= deadline)
-			return -ETIMEDOUT;
-		if (now < spin_end) {
-			cm_ring_spin(now, spin_end);
-			continue;
-		}
-		uint32_t seq = cm_event_prepare(&r->not_full);
-		if (!cm_ring_full(r)) {
-			cm_event_cancel(&r->not_full);
-			continue;
-		}
-		(void)cm_event_wait(&r->not_full, seq, 10);
+	if (ret == 0) {
+		cm_lockdep_assert_none_held("waiting for room in a ring");
+		ret = cm_wait(&r->not_full, cm_ring_push_poll, &x, timeout_ms, 10);
 	}
+	return ret > 0 ? 0 : ret;
 }
 
 bool cm_ring_empty(cm_ring *r)
@@ -170,37 +148,31 @@ void cm_ring_consume(cm_ring *r)
 	cm_event_signal(&r->not_full);
 }
 
+struct cm_ring_pop_arg {
+	cm_ring *r;
+	void *rec;
+};
+
+static int cm_ring_pop_poll(void *arg)
+{
+	struct cm_ring_pop_arg *x = arg;
+
+	if (cm_ring_peek(x->r, x->rec) < 0)
+		return 0;
+	cm_ring_consume(x->r);
+	return 1;
+}
+
 int cm_ring_pop(cm_ring *r, void *rec, int timeout_ms)
 {
-	if (cm_ring_peek(r, rec) == 0) {
-		cm_ring_consume(r);
-		return 0;
-	}
-	cm_lockdep_assert_none_held("waiting on an empty ring");
-	uint64_t deadline = timeout_ms < 0 ? UINT64_MAX
-					   : cm_now_ns() + (uint64_t)timeout_ms * 1000000ULL;
-	uint64_t spin_end = cm_now_ns() + CM_RING_SPIN_NS;
-	cm_event *ev = cm_ring_not_empty(r);
+	struct cm_ring_pop_arg x = {r, rec};
+	int ret = cm_ring_pop_poll(&x);
 
-	for (;;) {
-		if (cm_ring_peek(r, rec) == 0) {
-			cm_ring_consume(r);
-			return 0;
-		}
-		uint64_t now = cm_now_ns();
-		if (now >= deadline)
-			return -ETIMEDOUT;
-		if (now < spin_end) {
-			cm_ring_spin(now, spin_end);
-			continue;
-		}
-		uint32_t seq = cm_event_prepare(ev);
-		if (!cm_ring_empty(r)) {
-			cm_event_cancel(ev);
-			continue;
-		}
-		(void)cm_event_wait(ev, seq, 10);
+	if (ret == 0) {
+		cm_lockdep_assert_none_held("waiting on an empty ring");
+		ret = cm_wait(cm_ring_not_empty(r), cm_ring_pop_poll, &x, timeout_ms, 10);
 	}
+	return ret > 0 ? 0 : ret;
 }
 
 int cm_ring_peek_untrusted(cm_ring *r, const cm_ring_geom *g, void *rec)

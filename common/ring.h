@@ -15,8 +15,8 @@
  * the shared one only when the ring looks full or empty (the counters live
  * on separate cache lines, as do the events).
  *
- * Waiting: pause briefly, then yield the CPU until CM_RING_SPIN_NS (the
- * other end may be waiting for this CPU), then sleep on a futex event.
+ * Waiting: cm_wait (wait.h): a spin fitted to the CPU count, then a sleep
+ * on a futex event.
  * not_empty may be redirected to an event shared by several rings (a
  * service's doorbell), so one consumer can sleep on many rings at once.
  * Events are referenced by offsets relative to the ring, valid in every
@@ -32,10 +32,9 @@
 
 #include "futex.h"
 #include "lock.h"
+#include "wait.h"
 
 #define CM_RING_MAGIC 0x52494e47u /* "RING" */
-#define CM_RING_SPIN_NS 20000
-#define CM_RING_PAUSE_NS 500 /* then yield: the peer may share our CPU */
 
 typedef struct cm_ring {
 	uint32_t magic;              /* [immutable] CM_RING_MAGIC */

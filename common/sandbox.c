@@ -22,6 +22,7 @@
 #include <unistd.h>
 
 #include "log.h"
+#include "wait.h"
 
 #define CM_SANDBOX_MALLOC_ARENAS 8
 #define CM_SANDBOX_USER "ext3d"
@@ -197,6 +198,8 @@ int cm_sandbox_enter(const cm_sandbox_policy *p)
 	 * /sys (openat) the first time several threads need arenas. */
 	if (mallopt(M_ARENA_MAX, CM_SANDBOX_MALLOC_ARENAS) != 1)
 		return -EINVAL;
+	/* The waiting policy reads the CPU count from /sys too: now, once. */
+	(void)cm_wait_spin_ns();
 	r = cm_sandbox_bound(p);
 	if (r == 0)
 		r = cm_sandbox_drop_user(p);

@@ -7,43 +7,49 @@
 #include <string.h>
 
 #include "internal.h"
+#include "wait.h"
 
-#define INO_LANE_SPIN_NS 50000
+struct ino_lane_poll_arg {
+	ino_session *ss;
+	cm_ring *ring;
+	void *rec;
+};
+
+/* A request on the lane: 1; the session closing: -ESHUTDOWN. */
+static int ino_lane_req_poll(void *arg)
+{
+	struct ino_lane_poll_arg *x = arg;
+
+	if (atomic_load(&x->ss->closing))
+		return -ESHUTDOWN;
+	return cm_ring_peek_untrusted(x->ring, &cm_seg_geom, x->rec) == 0;
+}
+
+/* The response is on the ring: 1; the session closing: -ESHUTDOWN. */
+static int ino_lane_resp_poll(void *arg)
+{
+	struct ino_lane_poll_arg *x = arg;
+
+	if (atomic_load(&x->ss->closing))
+		return -ESHUTDOWN;
+	return cm_ring_push_untrusted(x->ring, &cm_seg_geom, x->rec) == 0;
+}
 
 /* Waits for a request; false when the session is closing. */
 static bool ino_lane_wait(ino_session *ss, cm_ring *req, cm_fs_req *rq)
 {
-	uint64_t spin_end = cm_now_ns() + INO_LANE_SPIN_NS;
-	cm_event *ev = &req->own_not_empty;
+	struct ino_lane_poll_arg x = {ss, req, rq};
 
-	for (;;) {
-		if (atomic_load(&ss->closing))
-			return false;
-		if (cm_ring_peek_untrusted(req, &cm_seg_geom, rq) == 0)
-			return true;
-		if (cm_now_ns() < spin_end) {
-			cm_cpu_relax();
-			continue;
-		}
-		uint32_t seq = cm_event_prepare(ev);
-		if (cm_ring_peek_untrusted(req, &cm_seg_geom, rq) == 0) {
-			cm_event_cancel(ev);
-			return true;
-		}
-		(void)cm_event_wait(ev, seq, 200);
-	}
+	return cm_wait(&req->own_not_empty, ino_lane_req_poll, &x, -1, 200) > 0;
 }
 
 /* Puts the response; a client that does not take its responses is dropped
  * by waiting here until it does or the session closes. */
 static void ino_lane_respond(ino_session *ss, cm_ring *resp, const cm_fs_resp *rs)
 {
-	while (cm_ring_push_untrusted(resp, &cm_seg_geom, rs) == -EAGAIN) {
-		if (atomic_load(&ss->closing))
-			return;
-		uint32_t seq = cm_event_prepare(&resp->not_full);
-		(void)cm_event_wait(&resp->not_full, seq, 50);
-	}
+	struct ino_lane_poll_arg x = {ss, resp, (void *)rs};
+
+	(void)cm_wait(&resp->not_full, ino_lane_resp_poll, &x, -1, 50);
 }
 
 void *ino_lane_main(void *arg)
