@@ -425,6 +425,21 @@ static void t_enospc(void)
 	free(src);
 }
 
+/* The first file over 2 GiB on a fs without large_file sets it. */
+static void t_large_file(void)
+{
+	uint8_t src[10] = "0123456789";
+	ino_inode in;
+
+	if (t_mkimg("16M") || t_dbg("feature ^large_file") || !t_new_named("lf", &in))
+		return;
+	t_wr(&in, NULL, src, sizeof(src), 3ull << 30);
+	t_wclose("large file");
+	t_is_int(t_sh("dumpe2fs -h '%s' 2>/dev/null | grep -q 'features:.*large_file'", wf.img), 0,
+		 "a file past 2 GiB sets large_file");
+	t_fsck_clean("large file");
+}
+
 /* The kernel mounts the image read-only and reads what debugfs reads. */
 static void t_kernel_reads(void)
 {
@@ -465,6 +480,8 @@ static void run_cfg(const struct cfg *c)
 	t_kernel_reads();
 	if (c->bs == 1024)
 		t_enospc();
+	else
+		t_large_file();
 }
 
 int main(void)
