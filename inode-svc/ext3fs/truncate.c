@@ -397,9 +397,12 @@ int ino_truncate(ino_fs *fs, ino_txn *t, ino_inode *in, uint64_t size)
 		r = ino_inode_write(fs, t, in);
 	if (r == 0 && any)
 		r = ino_trunc_blocks(fs, t, in, (size + bs - 1) / bs);
-	if (r == 0 && in->links)
+	/* the steps may have restarted the transaction: room for the del */
+	if (r == 0 && any)
+		r = ino_txn_ensure(t, INO_CRED_SB + 2 * INO_CRED_INODE);
+	if (r >= 0 && in->links)
 		r = ino_orphan_del(fs, t, in);
-	return r;
+	return r < 0 ? r : 0;
 }
 
 /* Drops in's reference to its extended-attribute block, freeing the block
