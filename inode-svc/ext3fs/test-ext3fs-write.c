@@ -199,6 +199,7 @@ static void t_delete(void)
 	uint8_t *src = malloc(size);
 	uint32_t free0, ino;
 	ino_inode in;
+	char cmd[128];
 
 	if (!src || !t_new_named("del", &in)) {
 		free(src);
@@ -210,14 +211,17 @@ static void t_delete(void)
 	ino = in.ino;
 	t_wclose("del written");
 	free(src);
+	t_sh("head -c 600 /dev/zero | tr '\\0' x >'%s/eav'", wf.dir);
+	snprintf(cmd, sizeof(cmd), "ea_set -f %s/eav /del user.big", wf.dir);
+	t_is_int(t_dbg(cmd), 0, "del: debugfs gives it an xattr block");
 	t_dbg("unlink /del");
 	if (!t_wopen() || ino_inode_read(wf.w.fs, ino, &in))
 		return;
+	t_ok(in.file_acl != 0, "del: it has one (%u)", in.file_acl);
 	in.links = 0;
 	t_is_int(ino_inode_delete(wf.w.fs, &wf.t, &in), 0, "delete a file into the DIND");
 	t_is_int(cm_le32(((struct ext3_super_block *)(wf.w.mem + 1024))->s_free_blocks_count),
-		 free0,
-		 "del: every block back");
+		 free0, "del: every block back, the xattr block too");
 	t_is_int(ino_inode_read(wf.w.fs, ino, &in), -ESTALE, "del: the inode is gone");
 	t_wclose("del");
 	t_fsck_clean("del");
