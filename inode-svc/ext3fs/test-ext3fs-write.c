@@ -470,7 +470,7 @@ static void run_cfg(const struct cfg *c)
 	wf.apb = c->bs / 4;
 	snprintf(wf.img, sizeof(wf.img), "%s/img-%u-%u", wf.dir, c->bs, c->isize);
 	t_diag("blocks of %u, inodes of %u bytes", c->bs, c->isize);
-	if (!t_is_int(t_mkimg("64M"), 0, "mke2fs"))
+	if (!t_is_int(t_mkimg("16M"), 0, "mke2fs"))
 		return;
 	t_small();
 	t_sparse();
