@@ -226,7 +226,8 @@ int ino_bmap_alloc(ino_fs *fs, ino_txn *t, ino_inode *in, uint64_t lblk, uint32_
 	if (!ino_is_type(in, EXT3_S_IFREG) && !ino_is_type(in, EXT3_S_IFDIR) &&
 	    !ino_is_type(in, EXT3_S_IFLNK))
 		return -EINVAL;
-	if (want == 0)
+	/* a fast symlink's i_block[] holds its target, not pointers */
+	if (want == 0 || (ino_is_fast_symlink(fs, in) && in->size))
 		return -EINVAL;
 	depth = ino_block_to_path(fs, lblk, path);
 	if (depth < 0)

@@ -45,6 +45,22 @@ static uint64_t child_span(const ino_fs *fs, int d)
 	return span;
 }
 
+/* Whether block b continues a run that ends at prev: next on disk, and in
+ * the same group, so that one free touches one bitmap. */
+static bool run_continues(const ino_fs *fs, uint32_t prev, uint32_t b)
+{
+	uint32_t first = fs->geom.first_data_block, bpg = fs->geom.blocks_per_group;
+
+	return prev && b == prev + 1 && (b - first) / bpg == (prev - first) / bpg;
+}
+
+/* Takes n blocks off i_blocks (never below 0 on a corrupt count). */
+static void drop_blocks(const ino_fs *fs, ino_inode *in, uint64_t n)
+{
+	n *= fs->geom.block_size >> 9;
+	in->blocks512 = in->blocks512 > n ? in->blocks512 - n : 0;
+}
+
 static int read_ptr(ino_fs *fs, uint64_t blk, unsigned i, uint32_t *ret)
 {
 	ino_buf b = { 0 };
@@ -70,7 +86,7 @@ static int step_runs(ino_fs *fs, const ino_inode *in, uint64_t holder, const cm_
 		v = ptr_at(in, p, i);
 		if (v && !ino_blk_valid(fs, v))
 			return bad_ptr(fs, in, holder, i, v);
-		if (v && !(prev && v == prev + 1)) {
+		if (v && !run_continues(fs, prev, v)) {
 			if (runs == TRUNC_RUNS)
 				break;
 			runs++;
@@ -94,7 +110,7 @@ static int free_runs(ino_fs *fs, ino_txn *t, ino_inode *in, cm_le32_t *p, unsign
 			i++;
 			continue;
 		}
-		for (n = 1; i + n < end && ptr_at(in, p, i + n) == v + n; n++)
+		for (n = 1; i + n < end && run_continues(fs, v + n - 1, ptr_at(in, p, i + n)); n++)
 			;
 		for (j = 0; j < n; j++) {
 			r = ino_txn_forget(t, v + j, false);
@@ -110,7 +126,7 @@ static int free_runs(ino_fs *fs, ino_txn *t, ino_inode *in, cm_le32_t *p, unsign
 			else
 				in->block[i] = 0;
 		}
-		in->blocks512 -= (uint64_t)n * (fs->geom.block_size >> 9);
+		drop_blocks(fs, in, n);
 	}
 	return 0;
 }
@@ -173,7 +189,7 @@ static int free_node(ino_fs *fs, ino_txn *t, ino_inode *in, uint64_t holder, uns
 		r = ino_txn_free_blocks(t, blk, 1);
 	if (r < 0)
 		return r;
-	in->blocks512 -= fs->geom.block_size >> 9;
+	drop_blocks(fs, in, 1);
 	if (holder) {
 		r = ino_txn_get_write(t, holder, &b);
 		if (r < 0)
@@ -439,7 +455,7 @@ static int drop_xattr(ino_fs *fs, ino_txn *t, ino_inode *in)
 	if (r < 0)
 		return r;
 	in->file_acl = 0;
-	in->blocks512 -= fs->geom.block_size >> 9;
+	drop_blocks(fs, in, 1);
 	return 0;
 }
 
