@@ -21,6 +21,10 @@ int ino_cred_write(const ino_fs *fs, uint64_t off, size_t len)
 
 	if (len == 0)
 		return INO_CRED_INODE;
+	if (off > fs->max_size)
+		off = fs->max_size;
+	if (len > fs->max_size)
+		len = fs->max_size;
 	nblk = (off + len - 1) / bs - off / bs + 1;
 	/* leaves (one per apb blocks, plus both ends), their parents, TIND */
 	meta = nblk / apb + 2 + nblk / (apb * apb) + 2 + 1;
