@@ -73,6 +73,9 @@ static void t_ind(void)
 	if (model && t_new_named("ind", &in)) {
 		t_fill(model, size, 3);
 		t_wr(&in, NULL, model, size, 0);
+		t_ok(wf.t.dirtied <= ino_cred_write(wf.w.fs, 0, size),
+		     "ind: %ld blocks changed, within the %d credits", wf.t.dirtied,
+		     ino_cred_write(wf.w.fs, 0, size));
 		t_is_int(in.blocks512, 22 * (wf.bs / 512), "ind: 21 data blocks and the IND");
 		ino_bmap(wf.w.fs, &in, 11, &p11);
 		ino_bmap(wf.w.fs, &in, 12, &p12);
@@ -99,8 +102,13 @@ static void t_deep(void)
 	t_fill(src, sizeof(src), 4);
 	if (!t_new_named("deep", &in))
 		return;
-	for (i = 0; i < 2; i++)
+	for (i = 0; i < 2; i++) {
+		wf.t.dirtied = 0;
 		t_wr(&in, NULL, src, sizeof(src), lb[i] * wf.bs + 11);
+		t_ok(wf.t.dirtied + 2 <= ino_cred_write(wf.w.fs, lb[i] * wf.bs + 11, sizeof(src)),
+		     "deep: %ld blocks changed and a bitmap and descriptor, within the credits",
+		     wf.t.dirtied);
+	}
 	t_is_int(in.size, lb[1] * wf.bs + 111, "deep: size past the TIND start");
 	t_is_int(in.blocks512, 7 * (wf.bs / 512), "deep: 2 data, DIND+IND, TIND+DIND+IND");
 	t_is_int(ino_file_write(wf.w.fs, &wf.t, &in, src, 1, 1ull << 44), -EFBIG,
@@ -159,7 +167,13 @@ static void t_truncate(void)
 	t_wr(&in, NULL, model, size, 0);
 	t_is_int(in.blocks512, blocks_for(n), "trunc: into the DIND");
 	cut = (12 + wf.apb / 2) * wf.bs + 17;
+	wf.t.dirtied = 0;
+	wf.t.credits_left = 1 << 20;
 	t_is_int(ino_truncate(wf.w.fs, &wf.t, &in, cut), 0, "truncate to mid-block inside the IND");
+	t_ok(wf.t.dirtied <= INO_CRED_TRUNCATE + (1 << 20) - wf.t.credits_left,
+	     "trunc: %ld blocks changed, within the credits asked for (%d)", wf.t.dirtied,
+	     INO_CRED_TRUNCATE + (1 << 20) - wf.t.credits_left);
+	wf.t.credits_left = -1;
 	t_is_int(in.blocks512, blocks_for(12 + wf.apb / 2 + 1), "trunc: DIND freed, IND cut");
 	memset(model + cut, 0, size + 4 * wf.bs - cut);
 	t_is_int(ino_truncate(wf.w.fs, &wf.t, &in, cut + 3 * wf.bs), 0, "grow by three blocks");
