@@ -272,12 +272,30 @@ struct ext3_inode {
 	cm_le16_t i_uid_high;			/* 0x78 */
 	cm_le16_t i_gid_high;			/* 0x7A */
 	cm_le32_t i_osd2_reserved;		/* 0x7C */
-	cm_le16_t i_extra_isize;		/* 0x80 large inodes only */
+	/* Large inodes only, each field present when i_extra_isize covers it
+	 * (EXT3_INODE_FITS). The *_extra times: epoch bits 0-1, nanoseconds
+	 * << 2, as ext4 encodes them. */
+	cm_le16_t i_extra_isize;		/* 0x80 */
 	cm_le16_t i_pad1;			/* 0x82 */
+	cm_le32_t i_ctime_extra;		/* 0x84 */
+	cm_le32_t i_mtime_extra;		/* 0x88 */
+	cm_le32_t i_atime_extra;		/* 0x8C */
+	cm_le32_t i_crtime;			/* 0x90 creation time */
+	cm_le32_t i_crtime_extra;		/* 0x94 */
 };
 
-_Static_assert(sizeof(struct ext3_inode) == EXT3_GOOD_OLD_INODE_SIZE + 4,
-	       "ext3 inode is 128 bytes + i_extra_isize, i_pad1");
+/* True when an inode with i_extra_isize extra holds field f entirely. */
+#define EXT3_INODE_FITS(extra, f) \
+	(offsetof(struct ext3_inode, f) + sizeof(((struct ext3_inode *)0)->f) <= \
+	 EXT3_GOOD_OLD_INODE_SIZE + (size_t)(extra))
+#define EXT3_EXTRA_NSEC_SHIFT	2	/* *_extra: nanoseconds << 2 */
+
+_Static_assert(sizeof(struct ext3_inode) == EXT3_GOOD_OLD_INODE_SIZE + 24,
+	       "ext3 inode is 128 bytes + the large-inode fields up to i_crtime_extra");
+_Static_assert(offsetof(struct ext3_inode, i_ctime_extra) == 0x84,
+	       "i_ctime_extra");
+_Static_assert(offsetof(struct ext3_inode, i_crtime_extra) == 0x94,
+	       "i_crtime_extra");
 _Static_assert(offsetof(struct ext3_inode, i_flags) == 0x20, "i_flags");
 _Static_assert(offsetof(struct ext3_inode, i_block) == 0x28, "i_block");
 _Static_assert(offsetof(struct ext3_inode, i_generation) == 0x64,

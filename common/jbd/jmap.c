@@ -148,7 +148,9 @@ static int read_inode(jd_log *log, const cm_ext3_geom *g, uint32_t ino,
 		cm_fail_why(r, why, whylen, "reading inode table block %u", iblk);
 		goto out;
 	}
-	memcpy(in, buf + byte % log->bs, sizeof(*in));
+	/* the base only: the large-inode fields may lie past the block */
+	memset(in, 0, sizeof(*in));
+	memcpy(in, buf + byte % log->bs, EXT3_GOOD_OLD_INODE_SIZE);
 out:
 	free(buf);
 	return r;

@@ -27,11 +27,7 @@ bool ino_has_block_map(const ino_fs *fs, const ino_inode *in)
 	}
 }
 
-/*
- * Splits lblk into the i_block[] slot and the indices inside each
- * indirect level.  Returns the depth (0 = direct) or -EFBIG.
- */
-static int block_to_path(const ino_fs *fs, uint64_t lblk, unsigned path[4])
+int ino_block_to_path(const ino_fs *fs, uint64_t lblk, unsigned path[4])
 {
 	uint64_t apb = fs->addr_per_block, mask = apb - 1;
 	unsigned bits = fs->addr_bits;
@@ -98,7 +94,7 @@ int ino_bmap(ino_fs *fs, const ino_inode *in, uint64_t lblk,
 
 	if (!ino_has_block_map(fs, in))
 		return -EINVAL;
-	depth = block_to_path(fs, lblk, path);
+	depth = ino_block_to_path(fs, lblk, path);
 	if (depth < 0)
 		return depth;
 	ptr = in->block[path[0]];

@@ -96,6 +96,11 @@ struct timespec ino_txn_now(ino_txn *t);
 /* Removing an entry: its block and the directory's inode. */
 #define INO_CRED_DIR_DEL (1 + INO_CRED_INODE)
 
+/* Starting a truncate or an inode delete: the tail block, the orphan list
+ * (superblock, the inode, the one before it on the list), freeing the
+ * inode and an xattr block; the functions extend the handle (or restart
+ * it) with ino_txn_ensure for each step of block frees. */
+#define INO_CRED_TRUNCATE (1 + INO_CRED_SB + 2 * INO_CRED_INODE + INO_CRED_IALLOC + 3)
 /* Credits for writing len bytes at off of a file with blocks of bs. */
 int ino_cred_write(const ino_fs *fs, uint64_t off, size_t len);
 

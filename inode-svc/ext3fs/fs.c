@@ -304,6 +304,7 @@ int ino_fs_mount(const ino_blksrc *src, uint64_t device_bytes, ino_fs **ret,
 	if (!fs)
 		return cm_fail_why(-ENOMEM, why, whylen, "no memory");
 	fs->src = *src;
+	pthread_mutex_init(&fs->orphan_mtx, NULL);
 	r = read_super(fs, why, whylen);
 	if (r == 0)
 		r = check_features(fs, why, whylen);
@@ -327,6 +328,8 @@ ino_fs *ino_fs_unmount(ino_fs *fs)
 	if (!fs)
 		return NULL;
 	free(fs->itable);
+	free(fs->orphans);
+	pthread_mutex_destroy(&fs->orphan_mtx);
 	free(fs);
 	return NULL;
 }

@@ -3,8 +3,10 @@
  *
  * An inode is found through fs->itable (checked at mount to lie inside its
  * group), so its bytes are always inside the fs and inside one block: the
- * inode size is a power of two no larger than the block size.  Only the
- * 128-byte base is decoded; i_extra_isize fields are not used by ext3.
+ * inode size is a power of two no larger than the block size.  Large
+ * inodes add i_extra_isize and the nanoseconds of the three times, each
+ * used only when i_extra_isize covers it; an i_extra_isize that does not
+ * fit the inode or is not a multiple of 4 counts as 0.
  * An in-use inode is served only if its i_size fits the largest file the
  * block size allows (fs->max_size): a corrupt size would otherwise read as
  * terabytes of holes.
@@ -15,6 +17,14 @@
 #include <string.h>
 
 #include "log.h"
+
+/* The nanoseconds of a *_extra time field; an out-of-range value as 0. */
+static uint32_t extra_nsec(cm_le32_t v)
+{
+	uint32_t ns = cm_le32(v) >> EXT3_EXTRA_NSEC_SHIFT;
+
+	return ns < 1000000000u ? ns : 0;
+}
 
 void ino_inode_decode(const struct ext3_inode *raw, uint32_t ino,
 		      ino_inode *ret)
@@ -41,6 +51,13 @@ void ino_inode_decode(const struct ext3_inode *raw, uint32_t ino,
 		ret->block[i] = cm_le32(raw->i_block[i]);
 	ret->generation = cm_le32(raw->i_generation);
 	ret->file_acl = cm_le32(raw->i_file_acl);
+	ret->extra_isize = cm_le16(raw->i_extra_isize);
+	if (EXT3_INODE_FITS(ret->extra_isize, i_ctime_extra))
+		ret->ctime_ns = extra_nsec(raw->i_ctime_extra);
+	if (EXT3_INODE_FITS(ret->extra_isize, i_mtime_extra))
+		ret->mtime_ns = extra_nsec(raw->i_mtime_extra);
+	if (EXT3_INODE_FITS(ret->extra_isize, i_atime_extra))
+		ret->atime_ns = extra_nsec(raw->i_atime_extra);
 }
 
 uint64_t ino_inode_blocknr(const ino_fs *fs, uint32_t ino)
@@ -56,7 +73,7 @@ uint64_t ino_inode_blocknr(const ino_fs *fs, uint32_t ino)
 int ino_inode_read_any(ino_fs *fs, uint32_t ino, ino_inode *ret)
 {
 	struct ext3_inode raw;
-	uint32_t group, index, off;
+	uint32_t group, index, off, isize = fs->geom.inode_size, extra;
 	uint64_t byte;
 	ino_buf b = { 0 };
 	int r;
@@ -70,8 +87,12 @@ int ino_inode_read_any(ino_fs *fs, uint32_t ino, ino_inode *ret)
 	if (r < 0)
 		return r;
 	memset(&raw, 0, sizeof(raw));
-	memcpy(&raw, b.data + off, EXT3_GOOD_OLD_INODE_SIZE);
+	memcpy(&raw, b.data + off, isize < sizeof(raw) ? isize : sizeof(raw));
 	ino_blk_put(fs, &b);
+	extra = cm_le16(raw.i_extra_isize);
+	if (isize <= EXT3_GOOD_OLD_INODE_SIZE ||
+	    extra > isize - EXT3_GOOD_OLD_INODE_SIZE || (extra & 3))
+		cm_set_le16(&raw.i_extra_isize, 0);
 	ino_inode_decode(&raw, ino, ret);
 	return 0;
 }

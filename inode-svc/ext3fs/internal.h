@@ -3,11 +3,14 @@
  * get/put wrappers, the directory-entry checks and the hash helpers.
  *
  * Every ino_fs field is [immutable]: set by ino_fs_mount() before the fs is
- * returned, never written after, so no lock protects them.
+ * returned, never written after, so no lock protects them; the write
+ * side's orphan list is the one exception and names its lock.
  */
 #ifndef INO_INTERNAL_H
 #define INO_INTERNAL_H
 
+#include <pthread.h>
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
 
@@ -36,6 +39,12 @@ struct ino_fs {
 	bool has_filetype;
 	bool has_dir_index;
 	bool has_csum_tail;			/* metadata_csum: dx tail */
+	/* The orphan list in memory (orphan.c): the inodes on it, head
+	 * first, each with the next inode its i_dtime names on disk. */
+	pthread_mutex_t orphan_mtx;
+	struct ino_orphan *orphans;		/* [orphan_mtx] */
+	uint32_t norphans, orphans_cap;		/* [orphan_mtx] */
+	_Atomic uint32_t orphans_any;		/* [orphan_mtx] to write; norphans */
 };
 
 /* A block held through the source; put it back with ino_blk_put(). */
@@ -67,6 +76,10 @@ static inline bool ino_is_type(const ino_inode *in, uint16_t type)
 
 /* True for inodes whose i_block[] is a block map (not a fast symlink). */
 bool ino_has_block_map(const ino_fs *fs, const ino_inode *in);
+
+/* bmap.c: splits lblk into the i_block[] slot and the index inside each
+ * indirect level.  Returns the depth (0 = direct) or -EFBIG. */
+int ino_block_to_path(const ino_fs *fs, uint64_t lblk, unsigned path[4]);
 
 /* inode.c: decodes raw on-disk inode bytes into *ret. */
 void ino_inode_decode(const struct ext3_inode *raw, uint32_t ino,
