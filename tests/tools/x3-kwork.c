@@ -383,7 +383,7 @@ static void x3k_walk(ext3d *fs, const char *dir, const char *rel, bool *seen)
 		return;
 	}
 	while (ext3d_readdir(d, &e) > 0) {
-		char sub[200];
+		char sub[300];
 		if (!strcmp(e->name, ".") || !strcmp(e->name, ".."))
 			continue;
 		snprintf(sub, sizeof(sub), "%s%s%s", rel, *rel ? "/" : "", e->name);
