@@ -300,6 +300,8 @@ int cli_ln(cli_ctx *c, int argc, char **argv)
 		r = cli_target(fs, argv[i], argv[i + 1], dst, sizeof(dst));
 		if (r == 0)
 			r = ext3d_link(fs, argv[i], dst);
+		if (r == -EPERM && S_ISDIR(a.mode))
+			snprintf(dst, sizeof(dst), "%s", argv[i]); /* a directory: its fault */
 	}
 	ext3d_detach(fs);
 	return r < 0 ? cli_fail(dst, r) : 0;
