@@ -28,7 +28,7 @@ up
 t_ok $? "instance ready"
 
 head -c 8000000 /dev/urandom >"$T_TMP/big"
-head -c 3000 /dev/urandom >"$T_TMP/small"
+head -c 20000 /dev/urandom >"$T_TMP/small"
 "$T_EXT3D" put "$T_TMP/big" /big >"$T_TMP/out" 2>"$T_TMP/err"
 t_is "$?:$(cat "$T_TMP/err")" "1:ext3d: /big: No space left on device" "put of 8 MB into 4 MiB: ENOSPC"
 free=$(sf bfree)
@@ -38,7 +38,7 @@ t_ok "$([ "${size:-0}" -gt 1000000 ]; echo $?)" "the file keeps what was written
 "$T_EXT3D" cat /big | cmp -s -n "${size:-0}" - "$T_TMP/big"
 t_ok $? "... and those bytes are the file's first"
 "$T_EXT3D" put "$T_TMP/small" /small >"$T_TMP/out" 2>"$T_TMP/err"
-t_is "$?:$(cat "$T_TMP/err")" "1:ext3d: /small: No space left on device" "a 3000-byte put: ENOSPC"
+t_is "$?:$(cat "$T_TMP/err")" "1:ext3d: /small: No space left on device" "a 20000-byte put: ENOSPC"
 "$T_EXT3D" mkdir /dir >"$T_TMP/out" 2>"$T_TMP/err"
 t_is "$?:$(cat "$T_TMP/err")" "1:ext3d: /dir: No space left on device" "mkdir: ENOSPC"
 "$T_EXT3D" truncate -s 0 /empty >"$T_TMP/out" 2>"$T_TMP/err"
