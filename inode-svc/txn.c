@@ -25,6 +25,7 @@ struct ino_txn {
 	ino_svc *s;
 	jbd_handle *h;           /* NULL when the thread has no transaction */
 	int err;                 /* the first error the transaction met */
+	uint32_t al_flags;       /* CM_AL_RESERVED for root's operations */
 	struct timespec now;     /* the operation's time */
 };
 
@@ -53,7 +54,7 @@ static int ino_txn_note(ino_txn *t, int r)
 	return r;
 }
 
-int ino_txn_start(ino_svc *s, int credits, ino_txn **ret)
+int ino_txn_start(ino_svc *s, const ino_creds *c, int credits, ino_txn **ret)
 {
 	ino_txn *t = &ino_tl_txn;
 	int r;
@@ -69,6 +70,8 @@ int ino_txn_start(ino_svc *s, int credits, ino_txn **ret)
 	}
 	t->s = s;
 	t->err = 0;
+	/* Root (and the service's own work) may use the reserved blocks. */
+	t->al_flags = !c || c->uid == 0 ? CM_AL_RESERVED : 0;
 	clock_gettime(CLOCK_REALTIME, &t->now);
 	*ret = t;
 	return 0;
@@ -90,11 +93,29 @@ void ino_txn_set_sync(ino_txn *t)
 	jbd_handle_set_sync(t->h);
 }
 
+/* data=writeback: file data is only dirty in the cache, never ordered
+ * before a commit, so durability writes it out. */
+static int ino_txn_flush_data(ino_svc *s)
+{
+	cm_bdev *bd;
+
+	if (s->jc->j->data_mode != JBD_DATA_WRITEBACK)
+		return 0;
+	bd = ino_thread_bdev(s);
+	return bd ? cm_bcache_sync(s->cache, bd) : -EIO;
+}
+
 int ino_txn_wait(ino_svc *s, uint32_t tid)
 {
+	int r;
+
 	if (!s->jc)
 		return 0;
-	return jbd_wait_commit(s->jc, tid);
+	/* fsync is prompt: the commit starts now, not at the timer. */
+	r = jbd_commit_tid(s->jc, tid);
+	if (r == 0)
+		r = jbd_wait_commit(s->jc, tid);
+	return r == 0 ? ino_txn_flush_data(s) : r;
 }
 
 int ino_txn_sync(ino_svc *s)
@@ -107,11 +128,7 @@ int ino_txn_sync(ino_svc *s)
 	r = jbd_force_commit(s->jc, &tid);
 	if (r == 0)
 		r = jbd_wait_commit(s->jc, tid);
-	if (r == 0 && s->jc->j->data_mode == JBD_DATA_WRITEBACK) {
-		cm_bdev *bd = ino_thread_bdev(s);
-		r = bd ? cm_bcache_sync(s->cache, bd) : -EIO;
-	}
-	return r;
+	return r == 0 ? ino_txn_flush_data(s) : r;
 }
 
 int ino_txn_free_counts(ino_svc *s, uint64_t *bfree, uint64_t *ffree)
@@ -288,6 +305,7 @@ static int ino_alloc_call(ino_txn *t, uint16_t op, uint64_t goal, uint32_t count
 	rq.goal = goal;
 	rq.count = count;
 	rq.mode = mode;
+	rq.flags = t->al_flags;
 	r = cm_chan_call(ino_tl_alloc, &rq, resp, INO_ALLOC_TIMEOUT_MS);
 	if (r == 0)
 		r = resp->hdr.status;

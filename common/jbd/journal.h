@@ -361,6 +361,9 @@ int jbd_take_callbacks(jbd_ctx *jc, uint64_t *cookies, int n);
 /* Asks for the running transaction to commit; *tid gets its id (or the
  * last committed tid when nothing runs). */
 int jbd_force_commit(jbd_ctx *jc, uint32_t *tid);
+/* Asks for transaction tid (running or committing) to commit, without
+ * committing a later one (jbd2_log_start_commit); 0 when it already has. */
+int jbd_commit_tid(jbd_ctx *jc, uint32_t tid);
 /* Waits until transaction tid is committed (or the journal aborts: -EIO;
  * the arena is discarded: -ESTALE). */
 int jbd_wait_commit(jbd_ctx *jc, uint32_t tid);

@@ -448,6 +448,26 @@ int jbd_force_commit(jbd_ctx *jc, uint32_t *tid)
 	return r;
 }
 
+int jbd_commit_tid(jbd_ctx *jc, uint32_t tid)
+{
+	jbd_journal *j = jc->j;
+	int r;
+
+	if ((int32_t)(atomic_load(&j->j_commit_sequence) - tid) >= 0)
+		return 0;
+	r = jbd_enter(jc);
+	if (r < 0)
+		return r;
+	r = jbd_lock(jc, jbd_state_lock(jc));
+	if (r == 0) {
+		if ((int32_t)(atomic_load(&j->j_commit_sequence) - tid) < 0)
+			__jbd_request_commit(jc, tid);
+		jbd_unlock(jc, jbd_state_lock(jc));
+	}
+	jbd_leave(jc);
+	return r;
+}
+
 int jbd_wait_commit(jbd_ctx *jc, uint32_t tid)
 {
 	jbd_journal *j = jc->j;

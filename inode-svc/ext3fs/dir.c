@@ -227,7 +227,7 @@ int ino_dir_lookup(ino_fs *fs, const ino_inode *dir, const char *name,
 	if (r < 0)
 		return r;
 	if (ino_is_dx(fs, dir)) {
-		r = ino_dx_find(fs, dir, name, namelen, ret_ino, &bad);
+		r = ino_dx_find(fs, dir, name, namelen, ret_ino, NULL, &bad);
 		if (r != INO_BAD_DX)
 			return r;
 		cm_warn("corrupt htree ino=%u blk=%llu: %s; searching linearly",

@@ -90,9 +90,10 @@ struct timespec ino_txn_now(ino_txn *t);
 #define INO_CRED_IALLOC 2
 /* The superblock (orphan list head). */
 #define INO_CRED_SB 1
-/* Adding a directory entry: the block it goes in, a new block with its
- * allocation, an htree split (the index blocks and the new leaf). */
-#define INO_CRED_DIR_ADD (4 + INO_CRED_BLOCK + INO_CRED_INODE)
+/* Adding a directory entry, at worst an htree split on two levels: the
+ * leaf, the new leaf, the split index node, the new one and the root, two
+ * block allocations (each with its map), the directory's inode. */
+#define INO_CRED_DIR_ADD (5 + 2 * INO_CRED_BLOCK + INO_CRED_INODE)
 /* Removing an entry: its block and the directory's inode. */
 #define INO_CRED_DIR_DEL (1 + INO_CRED_INODE)
 

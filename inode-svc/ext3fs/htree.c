@@ -19,14 +19,6 @@
 
 #include "log.h"
 
-/* One index block on the lookup path. */
-struct dx_frame {
-	ino_buf b;
-	const struct ext3_dx_entry *entries;	/* [0] holds count/limit */
-	uint32_t count;				/* checked: 1..limit */
-	uint32_t at;				/* entry followed */
-};
-
 bool ino_is_dx(const ino_fs *fs, const ino_inode *dir)
 {
 	return fs->has_dir_index && (dir->flags & EXT3_INDEX_FL);
@@ -44,48 +36,65 @@ static int dx_bad(ino_dx_bad *bad, uint64_t blk, const char *fmt, ...)
 	return INO_BAD_DX;
 }
 
-static uint32_t dx_hash_at(const struct dx_frame *f, uint32_t i)
+uint32_t ino_dx_hash_at(const ino_dx_frame *f, uint32_t i)
 {
 	return cm_le32(f->entries[i].hash);
 }
 
 /* ext3 keeps the top 8 bits of a dx block number for future flags. */
-static uint32_t dx_block_at(const struct dx_frame *f, uint32_t i)
+uint32_t ino_dx_block_at(const ino_dx_frame *f, uint32_t i)
 {
 	return cm_le32(f->entries[i].block) & 0x00ffffff;
 }
 
+static uint32_t dx_tail_entries(const ino_fs *fs)
+{
+	return fs->has_csum_tail ?
+	       INO_DX_TAIL_SIZE / sizeof(struct ext3_dx_entry) : 0;
+}
+
+uint32_t ino_dx_root_limit(const ino_fs *fs)
+{
+	return (fs->geom.block_size - EXT3_DIR_REC_LEN(1) -
+		EXT3_DIR_REC_LEN(2) - sizeof(struct ext3_dx_root_info)) /
+	       sizeof(struct ext3_dx_entry) - dx_tail_entries(fs);
+}
+
+uint32_t ino_dx_node_limit(const ino_fs *fs)
+{
+	return (fs->geom.block_size - EXT3_DIR_REC_LEN(0)) /
+	       sizeof(struct ext3_dx_entry) - dx_tail_entries(fs);
+}
+
 /* Checks the count/limit pair at byte `off` and sets up the frame. */
-static int dx_frame_init(const ino_fs *fs, struct dx_frame *f, uint32_t off,
-			 uint32_t want_limit, ino_dx_bad *bad)
+static int dx_frame_init(ino_dx_frame *f, uint32_t off, uint32_t want_limit,
+			 ino_dx_bad *bad)
 {
 	const struct ext3_dx_countlimit *cl;
-	uint32_t limit;
 
-	if (fs->has_csum_tail)
-		want_limit -= INO_DX_TAIL_SIZE / sizeof(struct ext3_dx_entry);
 	cl = (const struct ext3_dx_countlimit *)(f->b.data + off);
-	limit = cm_le16(cl->limit);
+	f->limit = cm_le16(cl->limit);
 	f->count = cm_le16(cl->count);
-	if (limit != want_limit)
+	if (f->limit != want_limit)
 		return dx_bad(bad, f->b.blocknr, "index limit %u, want %u",
-			      limit, want_limit);
-	if (f->count == 0 || f->count > limit)
+			      f->limit, want_limit);
+	if (f->count == 0 || f->count > f->limit)
 		return dx_bad(bad, f->b.blocknr, "index count %u, limit %u",
-			      f->count, limit);
+			      f->count, f->limit);
 	f->entries = (const struct ext3_dx_entry *)(f->b.data + off);
+	f->off = off;
 	f->at = 0;
 	return 0;
 }
 
 /* Follows the last entry whose hash is <= hash (entry 0 covers 0). */
-static void dx_search(struct dx_frame *f, uint32_t hash)
+static void dx_search(ino_dx_frame *f, uint32_t hash)
 {
 	uint32_t lo = 1, hi = f->count, mid;
 
 	while (lo < hi) {
 		mid = lo + (hi - lo) / 2;
-		if (dx_hash_at(f, mid) > hash)
+		if (ino_dx_hash_at(f, mid) > hash)
 			hi = mid;
 		else
 			lo = mid + 1;
@@ -94,7 +103,7 @@ static void dx_search(struct dx_frame *f, uint32_t hash)
 }
 
 /* Reads and checks the dx_root; returns its levels and hash version. */
-static int dx_read_root(ino_fs *fs, const ino_inode *dir, struct dx_frame *f,
+static int dx_read_root(ino_fs *fs, const ino_inode *dir, ino_dx_frame *f,
 			unsigned *ret_levels, unsigned *ret_version,
 			ino_dx_bad *bad)
 {
@@ -123,9 +132,8 @@ static int dx_read_root(ino_fs *fs, const ino_inode *dir, struct dx_frame *f,
 	if (info->info_length != sizeof(*info))
 		return dx_bad(bad, f->b.blocknr, "info_length %u, want %zu",
 			      info->info_length, sizeof(*info));
-	r = dx_frame_init(fs, f, offsetof(struct ext3_dx_root, entries),
-			  (bs - EXT3_DIR_REC_LEN(1) - EXT3_DIR_REC_LEN(2) -
-			   sizeof(*info)) / sizeof(struct ext3_dx_entry), bad);
+	r = dx_frame_init(f, offsetof(struct ext3_dx_root, entries),
+			  ino_dx_root_limit(fs), bad);
 	if (r)
 		return r;
 	*ret_levels = info->indirect_levels + 1;
@@ -133,13 +141,13 @@ static int dx_read_root(ino_fs *fs, const ino_inode *dir, struct dx_frame *f,
 	return 0;
 }
 
-/* Reads the dx_node at directory block lblk into f. */
+/* Reads the dx_node the parent's current entry points at into f. */
 static int dx_read_node(ino_fs *fs, const ino_inode *dir, uint64_t nblocks,
-			const struct dx_frame *parent, struct dx_frame *f,
+			const ino_dx_frame *parent, ino_dx_frame *f,
 			ino_dx_bad *bad)
 {
 	uint32_t bs = fs->geom.block_size;
-	uint32_t lblk = dx_block_at(parent, parent->at);
+	uint32_t lblk = ino_dx_block_at(parent, parent->at);
 	const struct ext3_fake_dirent *fake;
 	int r;
 
@@ -156,21 +164,33 @@ static int dx_read_node(ino_fs *fs, const ino_inode *dir, uint64_t nblocks,
 	    ino_rec_len_decode(cm_le16(fake->rec_len), bs) != bs)
 		return dx_bad(bad, f->b.blocknr, "block %u is not a dx_node",
 			      lblk);
-	return dx_frame_init(fs, f, offsetof(struct ext3_dx_node, entries),
-			     (bs - EXT3_DIR_REC_LEN(0)) /
-			     sizeof(struct ext3_dx_entry), bad);
+	return dx_frame_init(f, offsetof(struct ext3_dx_node, entries),
+			     ino_dx_node_limit(fs), bad);
+}
+
+int ino_dx_leaf(const ino_dx_path *p, uint32_t *ret_lblk, ino_dx_bad *bad)
+{
+	const ino_dx_frame *last = &p->frames[p->levels - 1];
+	uint32_t leaf = ino_dx_block_at(last, last->at);
+
+	if (leaf == 0 || leaf >= p->nblocks)
+		return dx_bad(bad, last->b.blocknr,
+			      "index entry %u points to block %u of %llu",
+			      last->at, leaf, (unsigned long long)p->nblocks);
+	*ret_lblk = leaf;
+	return 0;
 }
 
 /*
- * Moves to the next leaf if it continues the collision run of `hash`
- * (ext3_htree_next_block).  Returns 0 (moved), -ENOENT (the run ends),
- * INO_BAD_DX or -errno.
+ * Moves to the next leaf if it continues the collision run of the path's
+ * hash (ext3_htree_next_block).  Returns 0 (moved), -ENOENT (the run
+ * ends), INO_BAD_DX or -errno.
  */
-static int dx_next(ino_fs *fs, const ino_inode *dir, uint64_t nblocks,
-		   struct dx_frame *frames, unsigned levels, uint32_t hash,
+static int dx_next(ino_fs *fs, const ino_inode *dir, ino_dx_path *p,
 		   ino_dx_bad *bad)
 {
-	unsigned i = levels - 1;
+	ino_dx_frame *frames = p->frames;
+	unsigned i = p->levels - 1;
 	int r;
 
 	while (frames[i].at + 1 >= frames[i].count) {
@@ -179,37 +199,33 @@ static int dx_next(ino_fs *fs, const ino_inode *dir, uint64_t nblocks,
 		i--;
 	}
 	frames[i].at++;
-	if ((dx_hash_at(&frames[i], frames[i].at) & ~1u) != hash)
+	if ((ino_dx_hash_at(&frames[i], frames[i].at) & ~1u) != p->hash)
 		return -ENOENT;
-	for (i++; i < levels; i++) {
-		r = dx_read_node(fs, dir, nblocks, &frames[i - 1], &frames[i],
-				 bad);
+	for (i++; i < p->levels; i++) {
+		r = dx_read_node(fs, dir, p->nblocks, &frames[i - 1],
+				 &frames[i], bad);
 		if (r)
 			return r;
 	}
 	return 0;
 }
 
-/* Searches the leaf the frames point at, then its continuations. */
-static int dx_search_leaves(ino_fs *fs, const ino_inode *dir,
-			    uint64_t nblocks, struct dx_frame *frames,
-			    unsigned levels, uint32_t hash, const char *name,
-			    size_t namelen, uint32_t *ret_ino, ino_dx_bad *bad)
+/* Searches the leaf the path points at, then its continuations. */
+static int dx_search_leaves(ino_fs *fs, const ino_inode *dir, ino_dx_path *p,
+			    const char *name, size_t namelen,
+			    uint32_t *ret_ino, uint32_t *ret_leaf,
+			    ino_dx_bad *bad)
 {
-	const struct dx_frame *last = &frames[levels - 1];
 	char why[sizeof(bad->why) - 16];
 	ino_buf b = { 0 };
 	uint64_t n, blocknr;
 	uint32_t leaf;
 	int r;
 
-	for (n = 0; n < nblocks; n++) {
-		leaf = dx_block_at(last, last->at);
-		if (leaf == 0 || leaf >= nblocks)
-			return dx_bad(bad, last->b.blocknr,
-				      "index entry %u points to block %u of %llu",
-				      last->at, leaf,
-				      (unsigned long long)nblocks);
+	for (n = 0; n < p->nblocks; n++) {
+		r = ino_dx_leaf(p, &leaf, bad);
+		if (r)
+			return r;
 		r = ino_dir_block_get(fs, dir, leaf, &b);
 		if (r < 0)
 			return r;
@@ -219,51 +235,75 @@ static int dx_search_leaves(ino_fs *fs, const ino_inode *dir,
 		ino_blk_put(fs, &b);
 		if (r < 0)
 			return dx_bad(bad, blocknr, "leaf %u: %s", leaf, why);
-		if (r > 0)
+		if (r > 0) {
+			if (ret_leaf)
+				*ret_leaf = leaf;
 			return 0;
-		r = dx_next(fs, dir, nblocks, frames, levels, hash, bad);
+		}
+		r = dx_next(fs, dir, p, bad);
 		if (r)
 			return r;
 	}
-	return dx_bad(bad, frames[0].b.blocknr, "more leaves than blocks");
+	return dx_bad(bad, p->frames[0].b.blocknr, "more leaves than blocks");
+}
+
+void ino_dx_put(ino_fs *fs, ino_dx_path *p)
+{
+	unsigned i;
+
+	for (i = 0; i < INO_DX_MAX_LEVELS; i++)
+		ino_blk_put(fs, &p->frames[i].b);
+}
+
+int ino_dx_probe(ino_fs *fs, const ino_inode *dir, const char *name,
+		 size_t namelen, ino_dx_path *p, ino_dx_bad *bad)
+{
+	int64_t nblocks;
+	unsigned i;
+	int r;
+
+	memset(p, 0, sizeof(*p));
+	nblocks = ino_dir_nblocks(fs, dir);
+	if (nblocks < 0)
+		return nblocks;
+	p->nblocks = nblocks;
+	r = dx_read_root(fs, dir, &p->frames[0], &p->levels, &p->version, bad);
+	if (r)
+		return r;
+	if (fs->hash_unsigned)
+		p->version += EXT3_DX_HASH_LEGACY_UNSIGNED;
+	(void)ino_hash(p->version, fs->hash_seed, name, namelen, &p->hash,
+		       NULL);
+	dx_search(&p->frames[0], p->hash);
+	for (i = 1; i < p->levels; i++) {
+		r = dx_read_node(fs, dir, p->nblocks, &p->frames[i - 1],
+				 &p->frames[i], bad);
+		if (r)
+			return r;
+		dx_search(&p->frames[i], p->hash);
+	}
+	return 0;
 }
 
 int ino_dx_find(ino_fs *fs, const ino_inode *dir, const char *name,
-		size_t namelen, uint32_t *ret_ino, ino_dx_bad *bad)
+		size_t namelen, uint32_t *ret_ino, uint32_t *ret_leaf,
+		ino_dx_bad *bad)
 {
-	struct dx_frame frames[INO_DX_MAX_LEVELS];
-	unsigned levels = 0, version = 0, i;
-	int64_t nblocks;
-	uint32_t hash = 0;
+	ino_dx_path p;
 	int r;
 
 	/* "." and ".." live in block 0 only (ext3_dx_find_entry) */
 	if ((namelen == 1 && name[0] == '.') ||
-	    (namelen == 2 && name[0] == '.' && name[1] == '.'))
+	    (namelen == 2 && name[0] == '.' && name[1] == '.')) {
+		if (ret_leaf)
+			*ret_leaf = 0;
 		return ino_dir_lookup_linear(fs, dir, name, namelen, ret_ino);
-	nblocks = ino_dir_nblocks(fs, dir);
-	if (nblocks < 0)
-		return nblocks;
-	memset(frames, 0, sizeof(frames));
-	r = dx_read_root(fs, dir, &frames[0], &levels, &version, bad);
-	if (r == 0) {
-		if (fs->hash_unsigned)
-			version += EXT3_DX_HASH_LEGACY_UNSIGNED;
-		(void)ino_hash(version, fs->hash_seed, name, namelen, &hash,
-			       NULL);
-		dx_search(&frames[0], hash);
-		for (i = 1; r == 0 && i < levels; i++) {
-			r = dx_read_node(fs, dir, nblocks, &frames[i - 1],
-					 &frames[i], bad);
-			if (r == 0)
-				dx_search(&frames[i], hash);
-		}
 	}
+	r = ino_dx_probe(fs, dir, name, namelen, &p, bad);
 	if (r == 0)
-		r = dx_search_leaves(fs, dir, nblocks, frames, levels, hash,
-				     name, namelen, ret_ino, bad);
-	for (i = 0; i < INO_DX_MAX_LEVELS; i++)
-		ino_blk_put(fs, &frames[i].b);
+		r = dx_search_leaves(fs, dir, &p, name, namelen, ret_ino,
+				     ret_leaf, bad);
+	ino_dx_put(fs, &p);
 	return r;
 }
 
@@ -277,7 +317,7 @@ int ino_dx_lookup(ino_fs *fs, const ino_inode *dir, const char *name,
 		return r;
 	if (!ino_is_dx(fs, dir))
 		return -ENODATA;
-	r = ino_dx_find(fs, dir, name, namelen, ret_ino, &bad);
+	r = ino_dx_find(fs, dir, name, namelen, ret_ino, NULL, &bad);
 	if (r != INO_BAD_DX)
 		return r;
 	cm_warn("corrupt htree ino=%u blk=%llu: %s", dir->ino,

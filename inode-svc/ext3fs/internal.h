@@ -101,6 +101,12 @@ static inline uint32_t ino_rec_len_decode(uint16_t v, uint32_t bs)
 	return (v & 65532) | (uint32_t)(v & 3) << 16;
 }
 
+/* rec_len to store: 65536 (a whole 64 KiB block) as 65535, as ext3. */
+static inline uint16_t ino_rec_len_encode(uint32_t len)
+{
+	return len >= 65536 ? 65535 : (uint16_t)len;
+}
+
 /* A checked directory entry, host order; name points into the block. */
 typedef struct ino_dirent {
 	uint32_t ino;			/* 0 = unused entry */
@@ -156,8 +162,48 @@ typedef struct ino_dx_bad {
 	char why[128];
 } ino_dx_bad;
 
+/* One index block on a lookup path (ext3's dx_frame). */
+typedef struct ino_dx_frame {
+	ino_buf b;
+	const struct ext3_dx_entry *entries;	/* [0] holds count/limit */
+	uint32_t off;				/* of entries in the block */
+	uint32_t count;				/* checked: 1..limit */
+	uint32_t limit;
+	uint32_t at;				/* entry followed */
+} ino_dx_frame;
+
+/* The path dx_probe walks from the root to a leaf for one hash. */
+typedef struct ino_dx_path {
+	ino_dx_frame frames[INO_DX_MAX_LEVELS];
+	unsigned levels;			/* frames in use: 1 or 2 */
+	unsigned version;			/* hash version, unsigned ones included */
+	uint32_t hash;				/* of the name probed */
+	uint64_t nblocks;			/* the directory's blocks */
+} ino_dx_path;
+
+/*
+ * htree.c: dx_probe: hashes name with the root's version and reads the
+ * index blocks down to the one that points at the name's leaf.  Returns 0,
+ * INO_BAD_DX (*bad says why) or -errno; put the path with ino_dx_put()
+ * whatever it returns.
+ */
+int ino_dx_probe(ino_fs *fs, const ino_inode *dir, const char *name,
+		 size_t namelen, ino_dx_path *p, ino_dx_bad *bad);
+void ino_dx_put(ino_fs *fs, ino_dx_path *p);
+/* htree.c: the leaf the path's last frame points at: 0 or INO_BAD_DX. */
+int ino_dx_leaf(const ino_dx_path *p, uint32_t *ret_lblk, ino_dx_bad *bad);
+/* htree.c: an index entry's hash and (24-bit) block. */
+uint32_t ino_dx_hash_at(const ino_dx_frame *f, uint32_t i);
+uint32_t ino_dx_block_at(const ino_dx_frame *f, uint32_t i);
+/* htree.c: the entries a dx_root (info_length 8) and a dx_node hold. */
+uint32_t ino_dx_root_limit(const ino_fs *fs);
+uint32_t ino_dx_node_limit(const ino_fs *fs);
+
+/* htree.c: the lookup; *ret_leaf (may be NULL) gets the leaf block that
+ * holds the name. */
 int ino_dx_find(ino_fs *fs, const ino_inode *dir, const char *name,
-		size_t namelen, uint32_t *ret_ino, ino_dx_bad *bad);
+		size_t namelen, uint32_t *ret_ino, uint32_t *ret_leaf,
+		ino_dx_bad *bad);
 
 /* htree.c: the directory has an index ext3 would use. */
 bool ino_is_dx(const ino_fs *fs, const ino_inode *dir);
