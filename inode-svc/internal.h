@@ -119,6 +119,9 @@ int ino_txn_start(ino_svc *s, int credits, ino_txn **ret);
 int ino_txn_stop(ino_txn *t, uint32_t *tid);
 /* Makes ino_txn_stop wait until the transaction is durable (O_SYNC). */
 void ino_txn_set_sync(ino_txn *t);
+/* Lets the transaction's block allocations use the root-reserved blocks
+ * (CM_AL_RESERVED: a caller with uid 0 or the reserved gid). */
+void ino_txn_set_reserved(ino_txn *t);
 /* Returns once transaction tid is durable (fsync); 0 or -EIO. */
 int ino_txn_wait(ino_svc *s, uint32_t tid);
 /* Commits the running transaction and waits for it (sync). */
