@@ -266,8 +266,14 @@ typedef struct jbd_journal {
 	jbd_stats stats;
 } jbd_journal;
 
+typedef struct jbd_ctx jbd_ctx;
+/* The pre-commit hook of a process that commits (journald-svc: the
+ * superblock's free counts): see jbd_set_precommit in commit.h. */
+typedef void jbd_precommit_fn(void *ctx, jbd_ctx *jc, jbd_handle *h);
+#define JBD_PRECOMMIT_CREDITS 1 /* the hook's handle holds as many */
+
 /* One process's handle on the journal (private memory). */
-typedef struct jbd_ctx {
+struct jbd_ctx {
 	cm_arena *a;
 	cm_layout *l;
 	cm_lockset *ls;
@@ -281,7 +287,9 @@ typedef struct jbd_ctx {
 	_Atomic uint32_t spare;      /* [atomic] a stopped handle this process keeps
 				      * for its next start, pool index + 1: the
 				      * shared pool's head stays out of the fast path */
-} jbd_ctx;
+	jbd_precommit_fn *precommit; /* [the committing thread] or NULL */
+	void *precommit_ctx;         /* [the committing thread] */
+};
 
 /* What journald-svc knows after recovery, to create the journal. */
 typedef struct jbd_geometry {
