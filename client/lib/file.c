@@ -59,8 +59,11 @@ static int x3_open_create(ext3d *fs, const char *path, int flags, uint32_t mode,
 		if (r < 0)
 			return r;
 		if (kind != X3_LAST_NORM || slash) {
+			/* As the kernel: ".", ".." and the root exist (-EEXIST
+			 * with O_EXCL), all are directories, as is a name with a
+			 * trailing '/'. */
 			x3_drop(fs, dir.ino);
-			return -EISDIR;
+			return kind != X3_LAST_NORM && (flags & O_EXCL) ? -EEXIST : -EISDIR;
 		}
 		r = ext3d_lookup(fs, dir.ino, name, ret);
 		if (r == 0 && (flags & O_EXCL)) {
