@@ -55,15 +55,20 @@ static int x3_open_create(ext3d *fs, const char *path, int flags, uint32_t mode,
 	for (;;) {
 		r = x3_split(where, parent, sizeof(parent), name, &kind, &slash);
 		if (r == 0)
-			r = x3_parent(fs, where, &dir, name, &kind, &slash);
+			r = x3_parent_any(fs, where, &dir, name, &kind, &slash);
 		if (r < 0)
 			return r;
+		if (kind == X3_LAST_LONG && !slash) {
+			x3_drop(fs, dir.ino);
+			return -ENAMETOOLONG;
+		}
 		if (kind != X3_LAST_NORM || slash) {
 			/* As the kernel: ".", ".." and the root exist (-EEXIST
 			 * with O_EXCL), all are directories, as is a name with a
-			 * trailing '/'. */
+			 * trailing '/' (whatever its length). */
+			bool dots = kind != X3_LAST_NORM && kind != X3_LAST_LONG;
 			x3_drop(fs, dir.ino);
-			return kind != X3_LAST_NORM && (flags & O_EXCL) ? -EEXIST : -EISDIR;
+			return dots && (flags & O_EXCL) ? -EEXIST : -EISDIR;
 		}
 		r = ext3d_lookup(fs, dir.ino, name, ret);
 		if (r == 0 && (flags & O_EXCL)) {

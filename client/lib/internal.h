@@ -124,5 +124,8 @@ int x3_split(const char *path, char *parent, size_t cap, char name[EXT3D_NAME_MA
  * nothing is held. */
 int x3_parent(ext3d *fs, const char *path, ext3d_attr *dir, char name[EXT3D_NAME_MAX + 1],
 	      int *ret_kind, bool *ret_slash);
+/* x3_parent that leaves a name too long (X3_LAST_LONG) to its caller. */
+int x3_parent_any(ext3d *fs, const char *path, ext3d_attr *dir, char name[EXT3D_NAME_MAX + 1],
+		  int *ret_kind, bool *ret_slash);
 
 #endif

@@ -71,8 +71,7 @@ int x3_split(const char *path, char *parent, size_t cap, char name[EXT3D_NAME_MA
 	return 0;
 }
 
-/* x3_parent that leaves a name too long to its caller. */
-static int x3_parent_any(ext3d *fs, const char *path, ext3d_attr *dir,
+int x3_parent_any(ext3d *fs, const char *path, ext3d_attr *dir,
 			 char name[EXT3D_NAME_MAX + 1], int *ret_kind, bool *ret_slash)
 {
 	char parent[X3_PATH_MAX];
