@@ -296,6 +296,73 @@ static void t_corrupt(struct t_dir *d)
 	close_check(d, "corrupt");
 }
 
+static bool expected(int r)
+{
+	return r == 0 || r == 1 || r == -EUCLEAN || r == -ENOENT || r == -EEXIST ||
+	       r == -ENOSPC;
+}
+
+/* One operation of each kind on a copy of d's directory with one random
+ * byte of one of its blocks changed, n times: each returns a result the
+ * API allows, and puts every block it got (the image is not checked). */
+static void t_fuzz(struct t_dir *d, int n)
+{
+	uint8_t *copy = malloc(wf.w.size), *b;
+	long odd = 0, held = 0, changed = 0;
+	char name[256], out[256];
+	uint64_t pblk = 0, nb;
+	ino_inode dir, keep;
+	uint32_t ino;
+	uint8_t len;
+
+	if (!copy || !t_wopen() || !t_dir_inode(d, &keep) || d->n == 0) {
+		free(copy);
+		return;
+	}
+	memcpy(copy, wf.w.mem, wf.w.size);
+	nb = keep.size / wf.bs;
+	t_stderr_begin();
+	for (int i = 0; i < n; i++) {
+		struct t_ent *e = d->v[(size_t)i % d->n];
+		int r[6];
+
+		memcpy(wf.w.mem, copy, wf.w.size);
+		dir = keep;
+		/* the root, the leaf the removal reads, any block */
+		if (i % 3 == 1)
+			b = block_with(&dir, e);
+		else if (ino_bmap(fs(), &dir, i % 3 ? (uint64_t)i % nb : 0, &pblk) == 0 && pblk)
+			b = wf.w.mem + pblk * wf.bs;
+		else
+			b = NULL;
+		if (!b)
+			continue;
+		/* the headers and the index are where the checks matter */
+		b[i % 3 ? (size_t)((i * 7919u) % 64) : (size_t)((i * 7919u) % wf.bs)] ^=
+			(uint8_t)(1u << (i % 8));
+		t_dir_name(d, name, &len, 0);
+		r[0] = ino_dir_add(fs(), &wf.t, &dir, name, len, d->pool[0], d->pool_mode[0]);
+		r[1] = ino_dir_remove(fs(), &wf.t, &dir, e->name, e->len, &ino);
+		r[2] = ino_dir_retarget(fs(), &wf.t, &dir, d->v[0]->name, d->v[0]->len,
+					d->pool[1], d->pool_mode[1]);
+		r[3] = ino_dir_is_empty(fs(), &dir);
+		r[4] = ino_dir_parent(fs(), &dir, &ino);
+		r[5] = ino_dir_set_parent(fs(), &wf.t, &dir, EXT3_ROOT_INO);
+		for (int k = 0; k < 6; k++)
+			odd += !expected(r[k]);
+		changed += r[0] != 0 || r[1] != 0;
+		held += wf.w.held != 0;
+		wf.w.held = 0;
+	}
+	t_stderr_end(out, sizeof(out));
+	t_is_int(odd, 0, "fuzz: %d directories with a flipped bit give only results the API "
+		 "allows (%ld with an error)", n, changed);
+	t_is_int(held, 0, "fuzz: and put every block");
+	memcpy(wf.w.mem, copy, wf.w.size);
+	free(copy);
+	t_wimg_close(&wf.w);
+}
+
 /* Adds 255-byte names to a 1 KiB-block directory until the two-level
  * index is full. */
 static void t_full(void)
@@ -374,8 +441,10 @@ static void run_cfg(const struct cfg *c)
 	t_long(&dirs[1]);
 	t_move_dir();
 	t_kernel(dirs, 2);
-	if (c->dx)
+	if (c->dx) {
+		t_fuzz(&dirs[0], 900);
 		t_corrupt(&dirs[1]);
+	}
 	t_dir_free(&dirs[0]);
 	t_dir_free(&dirs[1]);
 	if (c->bs == 1024 && c->dx)
