@@ -363,6 +363,47 @@ static void t_fuzz(struct t_dir *d, int n)
 	t_wimg_close(&wf.w);
 }
 
+/* The kernel adds to and removes from a directory the library built, the
+ * library then finds the kernel's names and goes on changing it. */
+static void t_kernel_rw(struct t_dir *d)
+{
+	uint32_t ino;
+	ino_inode dir;
+	int bad = 0, dxbad = 0;
+	char name[32], sh[128];
+
+	if (!wf.kernel_ok) {
+		t_skip("not root or no loop ext3 mount", "the kernel changes the directory");
+		return;
+	}
+	t_is_int(t_kernel_run(wf.img, "rw", "for i in $(seq 1 600); do : >rand/k-$i || exit 1; "
+			      "done; for i in $(seq 1 2 200); do rm rand/k-$i || exit 1; done"),
+		 0, "the kernel adds 600 files to rand and removes 100");
+	d->foreign = 500;
+	t_fsck_clean("kernel changes");
+	if (!t_wopen() || !t_dir_inode(d, &dir))
+		return;
+	for (int i = 1; i <= 600; i++) {
+		int want = i <= 200 && i % 2 ? -ENOENT : 0;
+		int r;
+
+		snprintf(name, sizeof(name), "k-%d", i);
+		bad += ino_dir_lookup(fs(), &dir, name, strlen(name), &ino) != want;
+		r = ino_dx_lookup(fs(), &dir, name, strlen(name), &ino);
+		dxbad += r != want && r != -ENODATA;
+	}
+	t_ok(bad == 0 && dxbad == 0, "the library finds the kernel's names (%d wrong, %d through "
+	     "the index)", bad, dxbad);
+	t_is_int(indexed(&dir), cfg->dx, "rand is still %s", cfg->dx ? "indexed" : "linear");
+	t_dir_churn(d, &dir, 2000, 50, 0);
+	t_is_int(d->failures, 0, "2000 more changes by the library");
+	t_dir_check(d, "after the kernel");
+	close_check(d, "after the kernel");
+	snprintf(sh, sizeof(sh), "[ $(ls -f rand | wc -l) -eq %zu ]", 2 + d->foreign + d->n);
+	t_is_int(t_kernel_run(wf.img, "ro", sh), 0, "the kernel lists %zu entries in rand",
+		 2 + d->foreign + d->n);
+}
+
 /* Adds 255-byte names to a 1 KiB-block directory until the two-level
  * index is full. */
 static void t_full(void)
@@ -441,6 +482,7 @@ static void run_cfg(const struct cfg *c)
 	t_long(&dirs[1]);
 	t_move_dir();
 	t_kernel(dirs, 2);
+	t_kernel_rw(&dirs[0]);
 	if (c->dx) {
 		t_fuzz(&dirs[0], 900);
 		t_corrupt(&dirs[1]);
