@@ -10,6 +10,11 @@ static bool al_test(const uint8_t *map, uint32_t bit)
 	return map[bit >> 3] & (1u << (bit & 7));
 }
 
+bool al_test_bit(const uint8_t *map, uint32_t bit)
+{
+	return al_test(map, bit);
+}
+
 bool al_bit_usable(const uint8_t *live, const uint8_t *committed, uint32_t bit)
 {
 	return !al_test(live, bit) && (!committed || !al_test(committed, bit));
@@ -64,6 +69,11 @@ int64_t al_find_usable(const uint8_t *live, const uint8_t *committed, uint32_t n
 	if ((bit = al_scan(live, committed, goal, nbits)) >= 0)
 		return bit;
 	return al_scan(live, committed, 0, goal);
+}
+
+int64_t al_find_zero(const uint8_t *map, uint32_t from, uint32_t nbits)
+{
+	return al_scan(map, NULL, from, nbits);
 }
 
 bool al_claim(uint8_t *live, const uint8_t *committed, uint32_t bit)

@@ -14,10 +14,19 @@ static const struct cli_cmd {
 	{"status", cli_status, "status [--json]   the supervisor, services, locks"},
 	{"kill", cli_kill, "kill SERVICE      SIGKILL a service (for tests)"},
 	{"shutdown", cli_shutdown, "shutdown          stop the instance (compose/down)"},
-	{"ls", cli_ls, "ls [-l] [-R] PATH list a directory"},
+	{"ls", cli_ls, "ls [-a] [-l] [-R] PATH  list a directory"},
 	{"stat", cli_stat, "stat PATH         a file's attributes"},
 	{"cat", cli_cat, "cat PATH...       print files"},
 	{"get", cli_get, "get PATH LOCAL    copy a file out of the image"},
+	{"put", cli_put, "put LOCAL PATH    copy a file into the image"},
+	{"mkdir", cli_mkdir, "mkdir [-p] PATH...  make directories"},
+	{"rm", cli_rm, "rm [-r] PATH...   remove files (-r: and directories)"},
+	{"mv", cli_mv, "mv SRC DST        rename (into DST if it is a directory)"},
+	{"ln", cli_ln, "ln [-s] TARGET LINK  make a hard (or symbolic) link"},
+	{"chmod", cli_chmod, "chmod MODE PATH...  set permission bits (octal)"},
+	{"chown", cli_chown, "chown USER[:GROUP] PATH...  set owner and group"},
+	{"truncate", cli_truncate, "truncate -s SIZE PATH...  set file sizes"},
+	{"sync", cli_sync, "sync              make everything written durable"},
 };
 
 int cli_fail(const char *what, int err)

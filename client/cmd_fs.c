@@ -1,4 +1,5 @@
 /* cmd_fs.c - ext3d ls, stat, cat and get: the read path through libext3d.
+ * ls shows names starting with '.' only with -a, as ls(1).
  * ls -R lists each directory once, by inode number, as GNU ls notices a
  * directory it has already listed: a corrupt image whose entry points back
  * at an ancestor is reported (exit status 2) instead of recursing forever. */
@@ -23,7 +24,7 @@
 
 #define CLI_IO_CHUNK (1u << 20)
 
-static int cli_attach(cli_ctx *c, ext3d **fs)
+int cli_attach(cli_ctx *c, ext3d **fs)
 {
 	int r = ext3d_attach(c->instance, fs);
 
@@ -101,7 +102,7 @@ static int cli_seen_add(cli_seen *s, uint64_t ino)
 }
 
 typedef struct cli_ls_opts {
-	bool lng, rec, header;
+	bool lng, rec, all, header;
 	cli_seen seen; /* with rec: directories listed so far */
 } cli_ls_opts;
 
@@ -128,6 +129,8 @@ static int cli_ls_dir(ext3d *fs, const char *path, uint64_t ino, cli_ls_opts *o)
 	if (o->header)
 		printf("%s:\n", path);
 	while ((r = ext3d_readdir(d, &de)) > 0) {
+		if (de->name[0] == '.' && !o->all)
+			continue;
 		if (o->lng)
 			cli_print_long(fs, path, de->name, &de->attr);
 		else
@@ -171,6 +174,7 @@ int cli_ls(cli_ctx *c, int argc, char **argv)
 		if (argv[i][0] == '-' && argv[i][1]) {
 			o.lng |= strchr(argv[i], 'l') != NULL;
 			o.rec |= strchr(argv[i], 'R') != NULL;
+			o.all |= strchr(argv[i], 'a') != NULL;
 		} else {
 			path = argv[i];
 		}

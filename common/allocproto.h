@@ -36,8 +36,9 @@ enum cm_al_op {
 	 * -EUCLEAN (logged) for blocks outside the data area or already free. */
 	CM_AL_FREE_BLOCKS = 2,
 	/* goal: the parent directory's inode; mode: the new inode's type and
-	 * bits (directories are spread across groups, Orlov's way; other
-	 * inodes go to the parent's group) -> result: the inode number.
+	 * bits (directories are spread across groups, Orlov's way: those
+	 * under the root or under a CM_AL_TOPDIR parent as top-level ones;
+	 * other inodes go to the parent's group) -> result: the inode number.
 	 * -ENOSPC when none is free. The caller initialises the inode. */
 	CM_AL_ALLOC_INODE = 3,
 	/* goal: the inode, mode: its type (a directory lowers the group's
@@ -47,6 +48,7 @@ enum cm_al_op {
 
 /* flags */
 #define CM_AL_RESERVED 0x1u /* may use the root-reserved blocks (uid 0 or resgid) */
+#define CM_AL_TOPDIR 0x2u   /* ALLOC_INODE: the parent has EXT3_TOPDIR_FL */
 
 typedef struct cm_al_rec {
 	cm_rec_hdr hdr;        /* hdr.status: 0 or -errno */

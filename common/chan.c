@@ -315,6 +315,13 @@ void cm_chan_server_init(cm_chan_server *s, cm_arena *a, uint32_t slot)
 	s->arena = a;
 	s->layout = cm_layout_get(a);
 	s->slot = slot;
+	s->nparts = 1;
+}
+
+void cm_chan_server_share(cm_chan_server *s, uint32_t part, uint32_t nparts)
+{
+	s->nparts = nparts ? nparts : 1;
+	s->part = part % s->nparts;
 }
 
 static void cm_chan_adopt(cm_chan_server *s, cm_chan *ch, uint32_t i)
@@ -366,7 +373,7 @@ int cm_chan_server_poll(cm_chan_server *s, uint32_t budget, cm_chan_exec *exec, 
 {
 	int served = 0;
 
-	for (uint32_t i = 0; i < s->layout->nchans; i++) {
+	for (uint32_t i = s->part; i < s->layout->nchans; i += s->nparts) {
 		cm_chan *ch = cm_chan_at(s->layout, s->arena, i);
 		uint32_t state = atomic_load(&ch->state);
 		if (state == CM_CHAN_CLOSING && ch->server == s->slot)

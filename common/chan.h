@@ -119,10 +119,15 @@ typedef struct cm_chan_server {
 	cm_arena *arena;
 	cm_layout *layout;
 	uint32_t slot;
+	uint32_t part, nparts;          /* serves channels i with i % nparts == part */
 	uint32_t adopted[CM_MAX_CHANS]; /* epoch this instance set, 0 = not adopted */
 } cm_chan_server;
 
 void cm_chan_server_init(cm_chan_server *s, cm_arena *a, uint32_t slot);
+/* For a service with several serving threads, each with its own server:
+ * this one serves the channels whose index is part modulo nparts, so that
+ * every channel has one thread (a channel is served in order). */
+void cm_chan_server_share(cm_chan_server *s, uint32_t part, uint32_t nparts);
 /* Serves up to `budget` requests per channel; returns how many it served. */
 int cm_chan_server_poll(cm_chan_server *s, uint32_t budget, cm_chan_exec *exec, void *ctx);
 /* The doorbell's sequence: take it before polling, then wait with it, so

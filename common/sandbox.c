@@ -8,6 +8,7 @@
 
 #include <errno.h>
 #include <grp.h>
+#include <limits.h>
 #include <malloc.h>
 #include <pwd.h>
 #include <seccomp.h>
@@ -197,6 +198,10 @@ int cm_sandbox_enter(const cm_sandbox_policy *p)
 	/* Without a fixed limit, glibc's malloc reads the CPU count from
 	 * /sys (openat) the first time several threads need arenas. */
 	if (mallopt(M_ARENA_MAX, CM_SANDBOX_MALLOC_ARENAS) != 1)
+		return -EINVAL;
+	/* Shrinking a thread arena's heap makes glibc read
+	 * /proc/sys/vm/overcommit_memory (openat): heaps are never trimmed. */
+	if (mallopt(M_TRIM_THRESHOLD, INT_MAX) != 1)
 		return -EINVAL;
 	/* The waiting policy reads the CPU count from /sys too: now, once. */
 	(void)cm_wait_spin_ns();

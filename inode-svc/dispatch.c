@@ -9,36 +9,12 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "internal.h"
+#include "ops.h"
 #include "log.h"
-
-typedef int ino_handler(ino_session *ss, const ino_creds *c, const cm_fs_req *rq,
-			cm_fs_resp *rs, uint8_t *data);
-
-static void ino_attr_fill(ino_svc *s, const ino_inode *in, cm_fs_attr *a)
-{
-	memset(a, 0, sizeof(*a));
-	a->ino = in->ino;
-	a->size = in->size;
-	a->blocks = in->blocks512;
-	a->atime = in->atime;
-	a->mtime = in->mtime;
-	a->ctime = in->ctime;
-	a->mode = in->mode;
-	a->nlink = in->links;
-	a->uid = in->uid;
-	a->gid = in->gid;
-	a->blksize = ino_fs_geom(s->fs)->block_size;
-	a->generation = in->generation;
-	if (S_ISCHR(in->mode) || S_ISBLK(in->mode))
-		a->rdev = ino_rdev(in);
-}
 
 static int ino_get(ino_session *ss, uint64_t ino, ino_inode *in)
 {
-	if (ino == 0 || ino > UINT32_MAX)
-		return -EINVAL;
-	return ino_inode_read(ss->svc->fs, (uint32_t)ino, in);
+	return ino_op_read(ss->svc, ino, in);
 }
 
 static int ino_h_getattr(ino_session *ss, const ino_creds *c, const cm_fs_req *rq,
@@ -230,20 +206,32 @@ static int ino_h_forget(ino_session *ss, const ino_creds *c, const cm_fs_req *rq
 }
 
 /* by_ino: rq->ino names an inode the session must have been granted. An op
- * that names a second inode checks it with ino_grant_check too. */
+ * that names a second inode checks it with ino_grant_check too. The write
+ * handlers take their own inode locks (ops.h). */
 static const struct {
 	ino_handler *handle;
 	const char *name;
 	bool by_ino;
+	bool shared;    /* reads rq->ino: under its lock, shared */
 } ino_handlers[] = {
-	[CM_FS_LOOKUP] = {ino_h_lookup, "lookup", true},
-	[CM_FS_GETATTR] = {ino_h_getattr, "getattr", true},
-	[CM_FS_READDIR] = {ino_h_readdir, "readdir", true},
-	[CM_FS_READ] = {ino_h_read, "read", true},
-	[CM_FS_READLINK] = {ino_h_readlink, "readlink", true},
+	[CM_FS_LOOKUP] = {ino_h_lookup, "lookup", true, true},
+	[CM_FS_GETATTR] = {ino_h_getattr, "getattr", true, true},
+	[CM_FS_READDIR] = {ino_h_readdir, "readdir", true, true},
+	[CM_FS_READ] = {ino_h_read, "read", true, true},
+	[CM_FS_READLINK] = {ino_h_readlink, "readlink", true, true},
 	[CM_FS_STATFS] = {ino_h_statfs, "statfs", false},
-	[CM_FS_ACCESS] = {ino_h_access, "access", true},
+	[CM_FS_ACCESS] = {ino_h_access, "access", true, true},
 	[CM_FS_FORGET] = {ino_h_forget, "forget", false},
+	[CM_FS_MKNOD] = {ino_h_mknod, "mknod", true},
+	[CM_FS_SYMLINK] = {ino_h_symlink, "symlink", true},
+	[CM_FS_LINK] = {ino_h_link, "link", true},
+	[CM_FS_UNLINK] = {ino_h_unlink, "unlink", true},
+	[CM_FS_RMDIR] = {ino_h_rmdir, "rmdir", true},
+	[CM_FS_RENAME] = {ino_h_rename, "rename", true},
+	[CM_FS_WRITE] = {ino_h_write, "write", true},
+	[CM_FS_SETATTR] = {ino_h_setattr, "setattr", true},
+	[CM_FS_FSYNC] = {ino_h_fsync, "fsync", true},
+	[CM_FS_SYNC] = {ino_h_sync, "sync", false},
 };
 
 /* The caller's credentials: the peer's, or those it passes if privileged. */
@@ -281,5 +269,12 @@ void ino_dispatch(ino_session *ss, const cm_fs_req *rq, cm_fs_resp *rs, uint8_t 
 		}
 	}
 	ino_creds_of(ss, &local, &c);
+	/* Readers of an inode see no write half done: its lock, shared. */
+	if (ino_handlers[local.hdr.op].shared && local.ino && local.ino <= UINT32_MAX) {
+		ino_ilock_shared((uint32_t)local.ino);
+		rs->hdr.status = ino_handlers[local.hdr.op].handle(ss, &c, &local, rs, data);
+		ino_iunlock_shared((uint32_t)local.ino);
+		return;
+	}
 	rs->hdr.status = ino_handlers[local.hdr.op].handle(ss, &c, &local, rs, data);
 }

@@ -110,12 +110,14 @@ void ino_thread_bdev_close(void);
  * through alloc-svc on the calling thread's own channel.
  * ino_txn_setup attaches the journal at start (before sessions).
  * ino_txn_start: the calling thread's transaction with credits (one at a
- * time per thread; -EROFS when the image has no journal or it aborted).
+ * time per thread; -EROFS when the image has no journal or it aborted),
+ * for the caller c (NULL: the service itself); root's allocations may use
+ * the reserved blocks.
  * ino_txn_stop ends it and returns the first error the transaction met
  * (0 when every change in it is filed); *tid (may be NULL) gets the id of
  * the transaction that holds its changes, for fsync. */
 int ino_txn_setup(ino_svc *s);
-int ino_txn_start(ino_svc *s, int credits, ino_txn **ret);
+int ino_txn_start(ino_svc *s, const ino_creds *c, int credits, ino_txn **ret);
 int ino_txn_stop(ino_txn *t, uint32_t *tid);
 /* Makes ino_txn_stop wait until the transaction is durable (O_SYNC). */
 void ino_txn_set_sync(ino_txn *t);

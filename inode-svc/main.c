@@ -1,5 +1,6 @@
-/* main.c - inode-svc: flags, mount through the buffer cache, listen for
- * client sessions, confine, serve until SIGTERM. */
+/* main.c - inode-svc: flags, mount through the buffer cache, attach the
+ * journal and process the orphan list, listen for client sessions,
+ * confine, serve until SIGTERM. */
 #include <errno.h>
 #include <getopt.h>
 #include <grp.h>
@@ -7,7 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#include "internal.h"
+#include "ops.h"
 #include "log.h"
 #include "sandbox.h"
 
@@ -97,7 +98,7 @@ int main(int argc, char **argv)
 		return cm_log_errno(-EINVAL, "usage: inode-svc --rundir=DIR [--cache-size=MiB] "
 				    "[--clients=GROUP] [--sessions-per-uid=N] --arena-fd=N --slot=K"),
 		       EXIT_FAILURE;
-	if (cm_service_attach(&s.svc) < 0 || ino_blksrc_start(&s) < 0)
+	if (cm_service_attach(&s.svc) < 0 || ino_blksrc_start(&s) < 0 || ino_ops_start(&s) < 0)
 		return EXIT_FAILURE;
 	r = ino_sessions_listen(&s);
 	if (r < 0)

@@ -2,13 +2,16 @@
  * them: the owner's bits if the caller owns the inode, else the group's if
  * the inode's group is the caller's or one of its supplementary groups, else
  * the others'. uid 0 (CAP_DAC_OVERRIDE) may read and write anything, and
- * execute a directory or anything with an execute bit set. */
+ * execute a directory or anything with an execute bit set. Changing a
+ * directory needs write and search permission on it; in a sticky directory
+ * only the owner of the entry's inode or of the directory (or root) may
+ * remove or replace it (may_delete's -EPERM). */
 #include <errno.h>
 #include <sys/stat.h>
 
-#include "internal.h"
+#include "ops.h"
 
-static bool ino_in_group(const ino_creds *c, uint32_t gid)
+bool ino_cred_in_group(const ino_creds *c, uint32_t gid)
 {
 	if (c->gid == gid)
 		return true;
@@ -29,9 +32,28 @@ int ino_perm(const ino_inode *in, const ino_creds *c, int mask)
 	}
 	if (c->uid == in->uid)
 		bits = mode >> 6;
-	else if (ino_in_group(c, in->gid))
+	else if (ino_cred_in_group(c, in->gid))
 		bits = mode >> 3;
 	else
 		bits = mode;
 	return ((unsigned)mask & ~bits & 7) ? -EACCES : 0;
+}
+
+bool ino_owner(const ino_inode *in, const ino_creds *c)
+{
+	return c->uid == 0 || c->uid == in->uid;
+}
+
+int ino_perm_dir_write(const ino_inode *dir, const ino_creds *c)
+{
+	if (!S_ISDIR(dir->mode))
+		return -ENOTDIR;
+	return ino_perm(dir, c, 3);
+}
+
+int ino_perm_sticky(const ino_inode *dir, const ino_inode *victim, const ino_creds *c)
+{
+	if (!(dir->mode & S_ISVTX) || c->uid == 0 || c->uid == dir->uid || c->uid == victim->uid)
+		return 0;
+	return -EPERM;
 }

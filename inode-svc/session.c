@@ -18,7 +18,7 @@
 #include <unistd.h>
 
 #include "fdmsg.h"
-#include "internal.h"
+#include "ops.h"
 #include "log.h"
 #include "session.pb-c.h"
 
@@ -81,7 +81,8 @@ static void ino_attach_reply(int sock, int status, const char *detail, ino_svc *
 		reply.root_ino = EXT3_ROOT_INO;
 		reply.block_size = ino_fs_geom(s->fs)->block_size;
 		reply.session_id = ss->id;
-		reply.grants = !ss->privileged;
+		/* Root names any inode, but its lookups hold inodes open too. */
+		reply.grants = true;
 	}
 	(void)fdmsg_send(sock, &reply.base, -1);
 }
@@ -143,6 +144,7 @@ static void ino_session_free(ino_session *ss)
 		pthread_join(ss->workers[i], NULL);
 	}
 	cm_seg_free(ss->seg);
+	ino_grants_release(ss);
 	ino_grants_fini(&ss->grants);
 	close(ss->sock);
 	free(ss);

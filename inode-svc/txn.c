@@ -25,6 +25,7 @@ struct ino_txn {
 	ino_svc *s;
 	jbd_handle *h;           /* NULL when the thread has no transaction */
 	int err;                 /* the first error the transaction met */
+	bool reserved;           /* may allocate the root-reserved blocks */
 	struct timespec now;     /* the operation's time */
 };
 
@@ -53,7 +54,7 @@ static int ino_txn_note(ino_txn *t, int r)
 	return r;
 }
 
-int ino_txn_start(ino_svc *s, int credits, ino_txn **ret)
+int ino_txn_start(ino_svc *s, const ino_creds *c, int credits, ino_txn **ret)
 {
 	ino_txn *t = &ino_tl_txn;
 	int r;
@@ -69,6 +70,8 @@ int ino_txn_start(ino_svc *s, int credits, ino_txn **ret)
 	}
 	t->s = s;
 	t->err = 0;
+	/* Root (and the service's own work) may use the reserved blocks. */
+	t->reserved = !c || c->uid == 0;
 	clock_gettime(CLOCK_REALTIME, &t->now);
 	*ret = t;
 	return 0;
@@ -90,11 +93,29 @@ void ino_txn_set_sync(ino_txn *t)
 	jbd_handle_set_sync(t->h);
 }
 
+/* data=writeback: file data is only dirty in the cache, never ordered
+ * before a commit, so durability writes it out. */
+static int ino_txn_flush_data(ino_svc *s)
+{
+	cm_bdev *bd;
+
+	if (s->jc->j->data_mode != JBD_DATA_WRITEBACK)
+		return 0;
+	bd = ino_thread_bdev(s);
+	return bd ? cm_bcache_sync(s->cache, bd) : -EIO;
+}
+
 int ino_txn_wait(ino_svc *s, uint32_t tid)
 {
+	int r;
+
 	if (!s->jc)
 		return 0;
-	return jbd_wait_commit(s->jc, tid);
+	/* fsync is prompt: the commit starts now, not at the timer. */
+	r = jbd_commit_tid(s->jc, tid);
+	if (r == 0)
+		r = jbd_wait_commit(s->jc, tid);
+	return r == 0 ? ino_txn_flush_data(s) : r;
 }
 
 int ino_txn_sync(ino_svc *s)
@@ -107,11 +128,7 @@ int ino_txn_sync(ino_svc *s)
 	r = jbd_force_commit(s->jc, &tid);
 	if (r == 0)
 		r = jbd_wait_commit(s->jc, tid);
-	if (r == 0 && s->jc->j->data_mode == JBD_DATA_WRITEBACK) {
-		cm_bdev *bd = ino_thread_bdev(s);
-		r = bd ? cm_bcache_sync(s->cache, bd) : -EIO;
-	}
-	return r;
+	return r == 0 ? ino_txn_flush_data(s) : r;
 }
 
 int ino_txn_free_counts(ino_svc *s, uint64_t *bfree, uint64_t *ffree)
@@ -269,7 +286,7 @@ int ino_txn_ensure(ino_txn *t, int credits)
 /* ---- allocation, through alloc-svc ---- */
 
 static int ino_alloc_call(ino_txn *t, uint16_t op, uint64_t goal, uint32_t count,
-			  uint32_t mode, cm_al_rec *resp)
+			  uint32_t mode, uint32_t flags, cm_al_rec *resp)
 {
 	cm_al_rec rq;
 	int r;
@@ -288,6 +305,7 @@ static int ino_alloc_call(ino_txn *t, uint16_t op, uint64_t goal, uint32_t count
 	rq.goal = goal;
 	rq.count = count;
 	rq.mode = mode;
+	rq.flags = flags;
 	r = cm_chan_call(ino_tl_alloc, &rq, resp, INO_ALLOC_TIMEOUT_MS);
 	if (r == 0)
 		r = resp->hdr.status;
@@ -306,7 +324,8 @@ int ino_txn_alloc_blocks(ino_txn *t, uint64_t goal, uint32_t want, uint64_t *fir
 			 uint32_t *got)
 {
 	cm_al_rec rs;
-	int r = ino_alloc_call(t, CM_AL_ALLOC_BLOCKS, goal, want, 0, &rs);
+	int r = ino_alloc_call(t, CM_AL_ALLOC_BLOCKS, goal, want, 0,
+			       t->reserved ? CM_AL_RESERVED : 0, &rs);
 
 	if (r < 0)
 		return r;
@@ -321,13 +340,26 @@ int ino_txn_free_blocks(ino_txn *t, uint64_t first, uint32_t count)
 {
 	cm_al_rec rs;
 
-	return ino_alloc_call(t, CM_AL_FREE_BLOCKS, first, count, 0, &rs);
+	return ino_alloc_call(t, CM_AL_FREE_BLOCKS, first, count, 0, 0, &rs);
+}
+
+/* CM_AL_TOPDIR for a directory made in a parent marked as the top of a
+ * hierarchy, which Orlov spreads like the root's subdirectories. */
+static uint32_t ino_topdir_flag(ino_txn *t, uint32_t dir, uint16_t mode)
+{
+	ino_inode parent;
+
+	if ((mode & 0xf000) != EXT3_S_IFDIR || dir == EXT3_ROOT_INO ||
+	    ino_inode_read_any(t->s->fs, dir, &parent) < 0)
+		return 0;
+	return parent.flags & EXT3_TOPDIR_FL ? CM_AL_TOPDIR : 0;
 }
 
 int ino_txn_alloc_inode(ino_txn *t, uint32_t dir, uint16_t mode, uint32_t *ret)
 {
 	cm_al_rec rs;
-	int r = ino_alloc_call(t, CM_AL_ALLOC_INODE, dir, 1, mode, &rs);
+	int r = ino_alloc_call(t, CM_AL_ALLOC_INODE, dir, 1, mode, ino_topdir_flag(t, dir, mode),
+			       &rs);
 
 	if (r < 0)
 		return r;
@@ -341,5 +373,5 @@ int ino_txn_free_inode(ino_txn *t, uint32_t ino, uint16_t mode)
 {
 	cm_al_rec rs;
 
-	return ino_alloc_call(t, CM_AL_FREE_INODE, ino, 1, mode, &rs);
+	return ino_alloc_call(t, CM_AL_FREE_INODE, ino, 1, mode, 0, &rs);
 }

@@ -5,8 +5,9 @@
  * JD_POLL_MS, commits when asked, when the running transaction expired
  * with handles in it, or when a starter waits for space, and checkpoints
  * when a starter waits for space or half of the log is in use (committing
- * the running transaction first when it holds the tail back). On SIGTERM
- * it shuts the journal down cleanly (commit.h, jbd_shutdown). */
+ * the running transaction first when it holds the tail back). Each commit
+ * journals the superblock's free counts (sbcounts.c). On SIGTERM it shuts
+ * the journal down cleanly (commit.h, jbd_shutdown). */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -90,6 +91,7 @@ int jd_journal_start(jd_svc *s)
 		return cm_log_errno(r, "blockdev-svc: %m");
 	if ((r = jbd_jsb_open(s->jc, s->bd)) < 0)
 		return cm_log_errno(r, "setting needs_recovery: %m");
+	jd_sbcounts_start(s);
 	cm_info("journal: %u log blocks from %u, %u per transaction at most, first tid %u, "
 		"commit every %u ms, data=%s", g.last - g.first, g.first, g.last / 4, g.sequence,
 		s->jc->j->commit_interval_ms, jd_mode_names[g.data_mode]);
@@ -138,6 +140,13 @@ int jd_commit_loop(jd_svc *s)
 	}
 	if (!jc)
 		return 0;
+	/* The superblock's counts, if still stale, in a last handle that
+	 * jbd_shutdown commits; the log is emptied first so that its start
+	 * cannot wait for this thread. */
+	if ((r = jbd_commit(jc, s->bd)) >= 0 && (r = jbd_checkpoint(jc, s->bd, 0)) >= 0)
+		r = jd_sbcounts_shutdown(s);
+	if (r < 0)
+		cm_log_errno(r, "the superblock's free counts: %m, ignoring");
 	r = jbd_shutdown(jc, s->bd);
 	if (r < 0)
 		return cm_log_errno(r, "clean shutdown failed (the journal will be replayed): %m");

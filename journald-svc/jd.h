@@ -34,5 +34,11 @@ int jd_journal_start(jd_svc *s);
  * cleanly. */
 int jd_commit_loop(jd_svc *s);
 void jd_stop(jd_svc *s);
+/* sbcounts.c: the superblock's free counts. _start installs the
+ * pre-commit hook that journals the exact sums with each commit;
+ * _shutdown, with the log committed and checkpointed (empty), journals
+ * them in a handle of its own if they still differ. */
+void jd_sbcounts_start(jd_svc *s);
+int jd_sbcounts_shutdown(jd_svc *s);
 
 #endif

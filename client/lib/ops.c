@@ -1,5 +1,5 @@
-/* ops.c - libext3d's calls by inode number: one request each (reads of more
- * than a lane's buffer are split). */
+/* ops.c - libext3d's read calls by inode number: one request each (reads
+ * of more than a lane's buffer are split). */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -80,11 +80,8 @@ int ext3d_getattr(ext3d *fs, uint64_t ino, ext3d_attr *ret)
 int ext3d_forget(ext3d *fs, uint64_t ino, uint64_t nlookup)
 {
 	cm_fs_req req = {.hdr.op = CM_FS_FORGET, .ino = ino, .offset = nlookup};
-	bool grants;
+	bool grants = __atomic_load_n(&fs->grants, __ATOMIC_RELAXED);
 
-	pthread_mutex_lock(&fs->mtx);
-	grants = fs->grants;
-	pthread_mutex_unlock(&fs->mtx);
 	if (!grants || nlookup == 0)
 		return 0; /* a root session holds no grants: nothing to give back */
 	return x3_simple(fs, &req, NULL);

@@ -1,9 +1,10 @@
 /* path.c - libext3d's path conveniences over the inode calls: resolve a
  * path one lookup per component from the root, following symlinks as the
- * kernel does (the last component only when asked, EXT3D_SYMLOOP_MAX in
- * all); file and directory handles. Every grant a lookup takes is given
- * back: at once for what the walk passes through, at close for an open
- * file or directory. */
+ * kernel does (the last component only when asked or when a '/' follows
+ * it, EXT3D_SYMLOOP_MAX in all); the read-only path calls and directory
+ * handles (file handles are file.c's). Every grant a lookup takes is
+ * given back: at once for what the walk passes through, at close for an
+ * open directory. */
 #include <errno.h>
 #include <fcntl.h>
 #include <stdlib.h>
@@ -13,14 +14,7 @@
 
 #include "internal.h"
 
-#define X3_PATH_MAX 4096
 #define X3_DIR_BATCH 64
-
-struct ext3d_file {
-	ext3d *fs;
-	uint64_t ino;
-	uint64_t pos;
-};
 
 struct ext3d_dir {
 	ext3d *fs;
@@ -30,17 +24,21 @@ struct ext3d_dir {
 	ext3d_dirent ents[X3_DIR_BATCH];
 };
 
-/* Gives back the grant of ino that a lookup of ours took. */
-static void x3_drop(ext3d *fs, uint64_t ino)
+void x3_drop(ext3d *fs, uint64_t ino)
 {
 	if (ino != EXT3D_ROOT_INO)
 		(void)ext3d_forget(fs, ino, 1);
 }
 
-/* Walks path (absolute or relative to the root) into *ret. On success the
- * inode found holds one grant taken by the walk (x3_drop gives it back);
- * the directories walked through hold none. */
-static int x3_resolve(ext3d *fs, const char *path, bool follow_last, ext3d_attr *ret)
+/* A trailing '/' after a name that is not a directory. */
+static int x3_enotdir(ext3d *fs, uint64_t held)
+{
+	x3_drop(fs, held);
+	return -ENOTDIR;
+}
+
+/* The directories walked through hold no grant once it returns. */
+int x3_resolve(ext3d *fs, const char *path, bool follow_last, ext3d_attr *ret)
 {
 	char buf[X3_PATH_MAX], name[EXT3D_NAME_MAX + 1], target[X3_PATH_MAX];
 	uint64_t held = EXT3D_ROOT_INO; /* *ret's inode, granted once by this walk */
@@ -55,7 +53,8 @@ static int x3_resolve(ext3d *fs, const char *path, bool follow_last, ext3d_attr 
 		while (buf[pos] == '/')
 			pos++;
 		if (!buf[pos])
-			return 0;
+			return pos && buf[pos - 1] == '/' && !S_ISDIR(ret->mode) ? x3_enotdir(fs, held)
+										   : 0;
 		size_t n = strcspn(buf + pos, "/");
 		if (n > EXT3D_NAME_MAX) {
 			r = -ENAMETOOLONG;
@@ -130,62 +129,6 @@ ssize_t ext3d_readlink(ext3d *fs, const char *path, char *buf, size_t len)
 	n = S_ISLNK(a.mode) ? ext3d_readlink_ino(fs, a.ino, buf, len) : -EINVAL;
 	x3_drop(fs, a.ino);
 	return n;
-}
-
-int ext3d_open(ext3d *fs, const char *path, int flags, ext3d_file **ret)
-{
-	ext3d_attr a;
-	ext3d_file *f;
-	int r;
-
-	if ((flags & O_ACCMODE) != O_RDONLY || (flags & (O_CREAT | O_TRUNC | O_APPEND)))
-		return -EROFS;
-	r = x3_resolve(fs, path, !(flags & O_NOFOLLOW), &a);
-	if (r < 0)
-		return r;
-	if ((flags & O_NOFOLLOW) && S_ISLNK(a.mode))
-		r = -ELOOP;
-	if (r == 0 && (flags & O_DIRECTORY) && !S_ISDIR(a.mode))
-		r = -ENOTDIR;
-	if (r == 0)
-		r = ext3d_access_ino(fs, a.ino, R_OK);
-	f = r == 0 ? calloc(1, sizeof(*f)) : NULL;
-	if (r == 0 && !f)
-		r = -ENOMEM;
-	if (r < 0) {
-		x3_drop(fs, a.ino);
-		return r;
-	}
-	f->fs = fs;
-	f->ino = a.ino;
-	*ret = f;
-	return 0;
-}
-
-ssize_t ext3d_pread(ext3d_file *f, void *buf, size_t len, uint64_t off)
-{
-	return ext3d_read_ino(f->fs, f->ino, buf, len, off);
-}
-
-ssize_t ext3d_read(ext3d_file *f, void *buf, size_t len)
-{
-	ssize_t n = ext3d_read_ino(f->fs, f->ino, buf, len, f->pos);
-
-	if (n > 0)
-		f->pos += (uint64_t)n;
-	return n;
-}
-
-int ext3d_fstat(ext3d_file *f, ext3d_attr *ret)
-{
-	return ext3d_getattr(f->fs, f->ino, ret);
-}
-
-int ext3d_close(ext3d_file *f)
-{
-	x3_drop(f->fs, f->ino);
-	free(f);
-	return 0;
 }
 
 int ext3d_opendir(ext3d *fs, const char *path, ext3d_dir **ret)

@@ -6,7 +6,9 @@
  * that reaches its deadline fails with -ETIMEDOUT and leaves the session
  * dead too (its lane still holds the request). The next call attaches
  * anew, retrying while the supervisor runs (a group restart) until its own
- * deadline. */
+ * deadline; each new session bumps the handle's generation. A call takes
+ * mtx once, to borrow its lane; giving the lane back is an atomic clear,
+ * with mtx only when a thread waits for a lane or the session died. */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <poll.h>
@@ -129,7 +131,8 @@ static int x3_session_open(ext3d *fs, uint64_t deadline)
 	}
 	fs->sock = sock;
 	fs->seg = seg;
-	fs->grants = grants;
+	__atomic_store_n(&fs->grants, grants, __ATOMIC_RELAXED);
+	__atomic_add_fetch(&fs->gen, 1, __ATOMIC_RELEASE);
 	fs->dead = false;
 	return 0;
 }
@@ -174,35 +177,51 @@ static int x3_lane_wait(ext3d *fs, uint64_t deadline)
 	return 0;
 }
 
-/* Borrows a free lane; replaces a dead session first once nobody uses it. */
+/* Borrows a free lane; replaces a dead session first once nobody uses it.
+ * Only threads holding mtx set busy bits, so a bit seen clear here stays
+ * clear until set; x3_lane_give clears bits without mtx. */
 static int x3_lane_take(ext3d *fs, unsigned *ret, uint64_t deadline)
 {
+	const unsigned all = (1u << CM_SEG_LANES) - 1;
 	int r = 0;
 
 	pthread_mutex_lock(&fs->mtx);
 	for (;;) {
-		if (!fs->dead && fs->seg && fs->busy != (1u << CM_SEG_LANES) - 1) {
-			unsigned lane = (unsigned)__builtin_ctz(~fs->busy);
-			fs->busy |= 1u << lane;
+		unsigned busy = __atomic_load_n(&fs->busy, __ATOMIC_SEQ_CST);
+		bool retry = false; /* the new session's attach may work later */
+		if (!fs->dead && fs->seg && busy != all) {
+			unsigned lane = (unsigned)__builtin_ctz(~busy);
+			__atomic_fetch_or(&fs->busy, 1u << lane, __ATOMIC_ACQUIRE);
 			*ret = lane;
 			r = 0;
 			break;
 		}
-		if (fs->dead && fs->busy == 0) {
+		if (fs->dead && busy == 0) {
 			x3_session_close(fs);
 			r = x3_session_open(fs, deadline);
 			if (r == 0)
 				continue;
 			if (!x3_attach_retryable(fs, r))
 				break;
+			retry = true;
 		}
-		if (x3_lane_wait(fs, deadline) < 0) {
-			r = -ETIMEDOUT;
+		/* A giver that clears its bit after our load sees waiters > 0
+		 * and signals under mtx, which the wait releases. */
+		__atomic_add_fetch(&fs->waiters, 1, __ATOMIC_SEQ_CST);
+		busy = __atomic_load_n(&fs->busy, __ATOMIC_SEQ_CST);
+		bool moved = fs->dead ? busy == 0 && !retry : busy != all;
+		r = moved ? 0 : x3_lane_wait(fs, deadline);
+		__atomic_sub_fetch(&fs->waiters, 1, __ATOMIC_SEQ_CST);
+		if (r < 0)
 			break;
-		}
 	}
 	pthread_mutex_unlock(&fs->mtx);
 	return r;
+}
+
+uint64_t x3_gen(ext3d *fs)
+{
+	return __atomic_load_n(&fs->gen, __ATOMIC_ACQUIRE);
 }
 
 int x3_session_attach(ext3d *fs)
@@ -232,9 +251,18 @@ int x3_session_attach(ext3d *fs)
 
 static void x3_lane_give(ext3d *fs, unsigned lane, bool dead)
 {
+	if (dead) {
+		pthread_mutex_lock(&fs->mtx);
+		fs->dead = true;
+		__atomic_fetch_and(&fs->busy, ~(1u << lane), __ATOMIC_SEQ_CST);
+		pthread_cond_broadcast(&fs->lane_free);
+		pthread_mutex_unlock(&fs->mtx);
+		return;
+	}
+	__atomic_fetch_and(&fs->busy, ~(1u << lane), __ATOMIC_SEQ_CST);
+	if (__atomic_load_n(&fs->waiters, __ATOMIC_SEQ_CST) == 0)
+		return;
 	pthread_mutex_lock(&fs->mtx);
-	fs->busy &= ~(1u << lane);
-	fs->dead |= dead;
 	pthread_cond_signal(&fs->lane_free);
 	pthread_mutex_unlock(&fs->mtx);
 }
@@ -246,7 +274,7 @@ static bool x3_hung_up(int sock)
 	return poll(&pfd, 1, 0) > 0;
 }
 
-int x3_call(ext3d *fs, cm_fs_req *req, cm_fs_resp *resp, void *out, size_t outlen)
+int x3_call_io(ext3d *fs, cm_fs_req *req, cm_fs_resp *resp, x3_io *io)
 {
 	uint64_t deadline = cm_now_ns() + (uint64_t)fs->call_timeout_ms * 1000000ULL;
 	unsigned lane = 0;
@@ -256,6 +284,12 @@ int x3_call(ext3d *fs, cm_fs_req *req, cm_fs_resp *resp, void *out, size_t outle
 	if (r < 0)
 		return r;
 	_Alignas(8) uint8_t rec[CM_FS_REC_SIZE] = {0};
+
+	/* The session cannot be swapped while we hold a lane. */
+	io->gen = __atomic_load_n(&fs->gen, __ATOMIC_RELAXED);
+	if (io->inlen)
+		memcpy(cm_seg_data(fs->seg, lane), io->in,
+		       io->inlen < CM_SEG_DATA ? io->inlen : CM_SEG_DATA);
 
 	req->hdr.version = CM_FS_VERSION;
 	req->hdr.seq = __atomic_add_fetch(&fs->next_seq, 1, __ATOMIC_RELAXED);
@@ -285,10 +319,17 @@ int x3_call(ext3d *fs, cm_fs_req *req, cm_fs_resp *resp, void *out, size_t outle
 	}
 	if (r == 0) {
 		r = resp->hdr.status;
-		size_t n = resp->length < outlen ? resp->length : outlen;
-		if (r == 0 && out && n)
-			memcpy(out, cm_seg_data(fs->seg, lane), n < CM_SEG_DATA ? n : CM_SEG_DATA);
+		size_t n = resp->length < io->outlen ? resp->length : io->outlen;
+		if (r == 0 && io->out && n)
+			memcpy(io->out, cm_seg_data(fs->seg, lane), n < CM_SEG_DATA ? n : CM_SEG_DATA);
 	}
 	x3_lane_give(fs, lane, dead);
 	return r;
+}
+
+int x3_call(ext3d *fs, cm_fs_req *req, cm_fs_resp *resp, void *out, size_t outlen)
+{
+	x3_io io = {.out = out, .outlen = outlen};
+
+	return x3_call_io(fs, req, resp, &io);
 }

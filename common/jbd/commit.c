@@ -376,7 +376,7 @@ int jbd_commit(jbd_ctx *jc, cm_bdev *bd)
 
 	if ((r = jbd_commit_lock(jc, &t)) < 0 || !t)
 		return r;
-	if ((r = jbd_commit_switch(jc, t)) < 0 || (r = jbd_commit_write_log(jc, bd, t)) < 0 ||
+	if ((r = jbd_run_precommit(jc, t)) < 0 || (r = jbd_commit_switch(jc, t)) < 0 || (r = jbd_commit_write_log(jc, bd, t)) < 0 ||
 	    (r = jbd_commit_finish(jc, bd, t)) < 0)
 		return r;
 	ns = cm_now_ns() - t0;
@@ -387,6 +387,12 @@ int jbd_commit(jbd_ctx *jc, cm_bdev *bd)
 		jbd_state_leave(jc);
 	}
 	return 1;
+}
+
+void jbd_set_precommit(jbd_ctx *jc, jbd_precommit_fn *fn, void *ctx)
+{
+	jc->precommit = fn;
+	jc->precommit_ctx = ctx;
 }
 
 bool jbd_commit_wanted(jbd_ctx *jc)

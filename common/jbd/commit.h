@@ -51,6 +51,13 @@ int jbd_commit_finish(jbd_ctx *jc, cm_bdev *bd, jbd_transaction *t);
 /* The four above for the running transaction: 1 when one was committed, 0
  * when nothing was running. */
 int jbd_commit(jbd_ctx *jc, cm_bdev *bd);
+/* Sets the hook jbd_commit runs on each transaction once it is LOCKED
+ * and its last handle stopped, before the switch: nothing else runs in the
+ * transaction then, so what the hook writes matches the transaction's
+ * changes exactly. It gets a handle on that transaction holding
+ * JBD_PRECOMMIT_CREDITS credits, for write access and dirty_metadata on
+ * as many buffers; it must not start, stop or join handles. */
+void jbd_set_precommit(jbd_ctx *jc, jbd_precommit_fn *fn, void *ctx);
 /* True when the running transaction should commit now: someone asked for
  * it, the journal is being unmounted, or it has handles and expired or a
  * starter waits for log space. */

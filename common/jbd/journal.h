@@ -266,8 +266,14 @@ typedef struct jbd_journal {
 	jbd_stats stats;
 } jbd_journal;
 
+typedef struct jbd_ctx jbd_ctx;
+/* The pre-commit hook of a process that commits (journald-svc: the
+ * superblock's free counts): see jbd_set_precommit in commit.h. */
+typedef void jbd_precommit_fn(void *ctx, jbd_ctx *jc, jbd_handle *h);
+#define JBD_PRECOMMIT_CREDITS 1 /* the hook's handle holds as many */
+
 /* One process's handle on the journal (private memory). */
-typedef struct jbd_ctx {
+struct jbd_ctx {
 	cm_arena *a;
 	cm_layout *l;
 	cm_lockset *ls;
@@ -281,7 +287,9 @@ typedef struct jbd_ctx {
 	_Atomic uint32_t spare;      /* [atomic] a stopped handle this process keeps
 				      * for its next start, pool index + 1: the
 				      * shared pool's head stays out of the fast path */
-} jbd_ctx;
+	jbd_precommit_fn *precommit; /* [the committing thread] or NULL */
+	void *precommit_ctx;         /* [the committing thread] */
+};
 
 /* What journald-svc knows after recovery, to create the journal. */
 typedef struct jbd_geometry {
@@ -361,6 +369,9 @@ int jbd_take_callbacks(jbd_ctx *jc, uint64_t *cookies, int n);
 /* Asks for the running transaction to commit; *tid gets its id (or the
  * last committed tid when nothing runs). */
 int jbd_force_commit(jbd_ctx *jc, uint32_t *tid);
+/* Asks for transaction tid (running or committing) to commit, without
+ * committing a later one (jbd2_log_start_commit); 0 when it already has. */
+int jbd_commit_tid(jbd_ctx *jc, uint32_t tid);
 /* Waits until transaction tid is committed (or the journal aborts: -EIO;
  * the arena is discarded: -ESTALE). */
 int jbd_wait_commit(jbd_ctx *jc, uint32_t tid);

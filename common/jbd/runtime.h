@@ -125,6 +125,10 @@ void jbd_copy_free(jbd_ctx *jc, uint32_t ci);
 void *jbd_copy_ptr(jbd_ctx *jc, uint32_t ci);
 cm_off jbd_copy_off(jbd_ctx *jc, uint32_t ci);
 
+/* ---- the pre-commit hook (transaction.c): runs jc->precommit, if set,
+ * on the LOCKED transaction t whose handles have all stopped ---- */
+int jbd_run_precommit(jbd_ctx *jc, jbd_transaction *t);
+
 /* ---- transactions (journal.c) ----
  * A new RUNNING transaction with the next tid; the caller holds
  * j_state_lock and makes it j_running. NULL when the pool is empty. */

@@ -423,6 +423,46 @@ int jbd_join(jbd_ctx *jc, cm_off token, jbd_handle **ret)
 	return 0;
 }
 
+/* Moves n credits between t and the precommit handle h (n < 0: back). */
+static int jbd_precommit_credits(jbd_ctx *jc, jbd_transaction *t, jbd_handle *h, int n)
+{
+	int r = jbd_enter(jc);
+
+	if (r < 0)
+		return r;
+	r = jbd_lock(jc, &t->t_handle_lock);
+	if (r == 0) {
+		t->t_outstanding_credits += n;
+		h->h_buffer_credits += n;
+		jbd_unlock(jc, &t->t_handle_lock);
+	}
+	jbd_leave(jc);
+	return r;
+}
+
+int jbd_run_precommit(jbd_ctx *jc, jbd_transaction *t)
+{
+	jbd_handle *h;
+	int r;
+
+	if (!jc->precommit)
+		return 0;
+	h = jbd_alloc_handle(jc);
+	if (!h)
+		return -ENOMEM;
+	h->h_transaction = jbd_tidx(jc, t);
+	h->h_tid = t->t_tid;
+	h->h_ref = 1;
+	atomic_store(&h->h_pid, cm_self_pid());
+	r = jbd_precommit_credits(jc, t, h, JBD_PRECOMMIT_CREDITS);
+	if (r == 0) {
+		jc->precommit(jc->precommit_ctx, jc, h);
+		r = jbd_precommit_credits(jc, t, h, -h->h_buffer_credits);
+	}
+	jbd_free_handle(jc, h);
+	return r;
+}
+
 int jbd_force_commit(jbd_ctx *jc, uint32_t *tid)
 {
 	jbd_journal *j = jc->j;
@@ -442,6 +482,26 @@ int jbd_force_commit(jbd_ctx *jc, uint32_t *tid)
 		} else {
 			*tid = atomic_load(&j->j_commit_sequence);
 		}
+		jbd_unlock(jc, jbd_state_lock(jc));
+	}
+	jbd_leave(jc);
+	return r;
+}
+
+int jbd_commit_tid(jbd_ctx *jc, uint32_t tid)
+{
+	jbd_journal *j = jc->j;
+	int r;
+
+	if ((int32_t)(atomic_load(&j->j_commit_sequence) - tid) >= 0)
+		return 0;
+	r = jbd_enter(jc);
+	if (r < 0)
+		return r;
+	r = jbd_lock(jc, jbd_state_lock(jc));
+	if (r == 0) {
+		if ((int32_t)(atomic_load(&j->j_commit_sequence) - tid) < 0)
+			__jbd_request_commit(jc, tid);
 		jbd_unlock(jc, jbd_state_lock(jc));
 	}
 	jbd_leave(jc);

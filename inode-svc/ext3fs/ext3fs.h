@@ -82,6 +82,8 @@ ino_fs *ino_fs_unmount(ino_fs *fs);
 
 /* The geometry of a mounted fs (valid until unmount). */
 const cm_ext3_geom *ino_fs_geom(const ino_fs *fs);
+/* The largest file size the block map allows (ext3_max_size()). */
+uint64_t ino_fs_max_size(const ino_fs *fs);
 
 /* A decoded inode, host byte order. */
 typedef struct ino_inode {

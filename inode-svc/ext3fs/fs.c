@@ -338,3 +338,8 @@ const cm_ext3_geom *ino_fs_geom(const ino_fs *fs)
 {
 	return &fs->geom;
 }
+
+uint64_t ino_fs_max_size(const ino_fs *fs)
+{
+	return fs->max_size;
+}

@@ -1,0 +1,92 @@
+/* ops.h - inode-svc's request handlers and what they share: inode locks
+ * (ilock.c), the inodes held open by sessions (grant.c), the last
+ * transaction of each inode for fsync (tidtab.c), name and inode helpers
+ * (ops.c), permission rules (perm.c).
+ *
+ * Every write handler is one POSIX operation in one transaction: it takes
+ * the inode locks of every inode it changes (ino_ilock), checks, starts the
+ * transaction (ino_txn_start with the caller's credentials), changes,
+ * stops it (ino_op_stop notes the transaction for fsync) and unlocks.
+ * Lock order: rename lock -> inode stripes (index order) -> journal handle
+ * -> a session's grants.mtx -> holds_mtx (grant.c).
+ */
+#ifndef INO_OPS_H
+#define INO_OPS_H
+
+#include "internal.h"
+
+typedef int ino_handler(ino_session *ss, const ino_creds *c, const cm_fs_req *rq,
+			cm_fs_resp *rs, uint8_t *data);
+
+/* ext3's EXT3_LINK_MAX */
+#define INO_LINK_MAX 32000
+
+/* ---- ilock.c ---- */
+#define INO_ILOCK_MAX 4
+typedef struct ino_ilockset {
+	unsigned n;
+	unsigned stripes[INO_ILOCK_MAX];
+} ino_ilockset;
+/* Write-locks the stripes of inos (up to INO_ILOCK_MAX; 0s skipped). */
+void ino_ilock(ino_ilockset *ls, const uint32_t *inos, unsigned n);
+void ino_iunlock(ino_ilockset *ls);
+void ino_ilock_shared(uint32_t ino);
+void ino_iunlock_shared(uint32_t ino);
+void ino_rename_lock(void);
+void ino_rename_unlock(void);
+
+/* ---- grant.c: inodes held open ----
+ * An inode granted to any session is held: its last unlink puts it on the
+ * orphan list instead of freeing it, and the last hold's end frees it. */
+unsigned ino_hold_count(uint32_t ino);
+/* Marks a held inode as orphaned (freed when the last hold goes): true, or
+ * false when nobody holds it (the caller frees it now). */
+bool ino_hold_orphan(uint32_t ino);
+/* Gives back every grant of a session that ends. */
+void ino_grants_release(ino_session *ss);
+
+/* ---- tidtab.c: the last transaction that changed an inode ---- */
+/* data: the change matters to fdatasync (not timestamps only). */
+void ino_tid_note(uint32_t ino, uint32_t tid, bool data);
+/* The transaction to wait for; false when there is none to wait for. */
+bool ino_tid_last(uint32_t ino, bool data, uint32_t *ret);
+
+/* ---- ops.c ---- */
+/* At start, before sessions: the journal, then the orphan list. */
+int ino_ops_start(ino_svc *s);
+void ino_attr_fill(ino_svc *s, const ino_inode *in, cm_fs_attr *a);
+/* Reads inode ino for a request: in use, or unlinked but still held. */
+int ino_op_read(ino_svc *s, uint64_t ino, ino_inode *in);
+/* The request's name: -EINVAL for '/' or NUL, -ENAMETOOLONG past 255,
+ * -ENOENT when empty; 1 for "." or "..", else 0. */
+int ino_name_check(const char *name, size_t len);
+/* Looks name up in dir (read, a directory): *ret gets the inode or 0. */
+int ino_op_lookup(ino_svc *s, const ino_inode *dir, const char *name, size_t len,
+		  uint32_t *ret);
+/* Locks dir and the inode its entry name names (the directory read and
+ * searchable, the entry there: -ENOENT if not), retrying while the name
+ * moves; returns with both locked and read (ino_iunlock(ls) after). */
+int ino_op_lock_entry(ino_svc *s, const ino_creds *c, uint32_t dirino, const char *name,
+		      size_t len, ino_ilockset *ls, ino_inode *dir, ino_inode *child);
+/* in lost a link (already taken off in's count): writes it, and at zero
+ * puts it on the orphan list if held, else frees it. */
+int ino_op_unlinked(ino_svc *s, ino_txn *t, ino_inode *in);
+/* Frees an orphaned inode whose last hold went (grant.c calls it). */
+void ino_op_release(ino_svc *s, uint32_t ino);
+/* Stops t and notes its tid for the n inodes it changed. */
+int ino_op_stop(ino_txn *t, const uint32_t *inos, unsigned n, bool data);
+
+/* ---- perm.c ---- */
+bool ino_cred_in_group(const ino_creds *c, uint32_t gid);
+/* The caller owns in, or is root. */
+bool ino_owner(const ino_inode *in, const ino_creds *c);
+/* May c add or remove entries of dir? -ENOTDIR, -EACCES. */
+int ino_perm_dir_write(const ino_inode *dir, const ino_creds *c);
+/* The sticky bit: may c remove or replace victim in dir? -EPERM. */
+int ino_perm_sticky(const ino_inode *dir, const ino_inode *victim, const ino_creds *c);
+
+/* ---- the handlers (ops_ns.c, ops_rm.c, ops_rename.c, ops_data.c) ---- */
+ino_handler ino_h_mknod, ino_h_symlink, ino_h_link, ino_h_unlink, ino_h_rmdir, ino_h_rename,
+	ino_h_write, ino_h_setattr, ino_h_fsync, ino_h_sync;
+
+#endif

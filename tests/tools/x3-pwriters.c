@@ -1,0 +1,199 @@
+/* x3-pwriters - one of several clients writing at once (pwriters.t).
+ *
+ *   x3-pwriters [--instance N] run DIR ID NFILES
+ *     Makes DIR (if missing), then NFILES files DIR/wID-K, each written
+ *     in chunks of assorted sizes, some through O_APPEND opens, some with
+ *     a sparse hole, every fifth fsynced; every third is renamed to
+ *     DIR/rID-K, every seventh unlinked. Then reads back all its files.
+ *   x3-pwriters [--instance N] check DIR ID NFILES
+ *     Checks, from another client, what run left: every file there with
+ *     its bytes, the unlinked ones gone.
+ * Exit 0 when all is as planned, 1 with the reasons on stdout.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "ext3d.h"
+
+#define XP_MAX (300u * 1024)
+
+static unsigned xp_bad;
+static uint8_t xp_want[XP_MAX], xp_got[XP_MAX];
+
+static uint8_t xp_byte(unsigned id, unsigned k, uint64_t i)
+{
+	return (uint8_t)((i * 13 + id * 101 + k * 7) ^ (i >> 10));
+}
+
+/* File K's planned size and hole: bytes [hole, hole + holelen) are zero. */
+static void xp_plan(unsigned id, unsigned k, uint64_t *size, uint64_t *hole, uint64_t *holelen)
+{
+	uint32_t x = (id * 2654435761u) ^ (k * 40503u);
+
+	*size = x % (XP_MAX - 1);
+	if (k % 4 == 1 && *size > 100000) {
+		*hole = 20000;
+		*holelen = 50000;
+	} else {
+		*hole = *holelen = 0;
+	}
+}
+
+static void xp_expect(unsigned id, unsigned k, uint64_t size, uint64_t hole, uint64_t holelen)
+{
+	for (uint64_t i = 0; i < size; i++)
+		xp_want[i] = i >= hole && i < hole + holelen ? 0 : xp_byte(id, k, i);
+}
+
+static void xp_name(char *out, size_t cap, const char *dir, unsigned id, unsigned k)
+{
+	snprintf(out, cap, "%s/%c%u-%u", dir, k % 3 == 0 ? 'r' : 'w', id, k);
+}
+
+static int xp_write_file(ext3d *fs, const char *dir, unsigned id, unsigned k)
+{
+	uint64_t size, hole, holelen, off = 0;
+	char path[512];
+	ext3d_file *f;
+	int r;
+
+	xp_plan(id, k, &size, &hole, &holelen);
+	xp_expect(id, k, size, hole, holelen);
+	snprintf(path, sizeof(path), "%s/w%u-%u", dir, id, k);
+	r = ext3d_create(fs, path, O_WRONLY | O_CREAT | O_EXCL, 0644, &f);
+	if (r < 0)
+		return r;
+	while (r == 0 && off < size) {
+		uint64_t chunk = 1 + (off * 7 + k) % 40000;
+		if (chunk > size - off)
+			chunk = size - off;
+		if (off < hole + holelen && off + chunk > hole && holelen) {
+			/* skip the hole: write what precedes it, jump past it */
+			chunk = off < hole ? hole - off : 0;
+			if (chunk == 0) {
+				off = hole + holelen;
+				continue;
+			}
+		}
+		ssize_t n;
+		if (k % 2 && holelen == 0) {
+			/* every other file appends through a second handle */
+			ext3d_file *g;
+			r = ext3d_open(fs, path, O_WRONLY | O_APPEND, &g);
+			if (r < 0)
+				break;
+			n = ext3d_write(g, xp_want + off, chunk);
+			ext3d_close(g);
+		} else {
+			n = ext3d_pwrite(f, xp_want + off, chunk, off);
+		}
+		if (n != (ssize_t)chunk)
+			r = n < 0 ? (int)n : -EIO;
+		off += chunk;
+	}
+	if (r == 0 && k % 5 == 0)
+		r = ext3d_fsync(f);
+	ext3d_close(f);
+	return r;
+}
+
+static void xp_check_file(ext3d *fs, const char *dir, unsigned id, unsigned k)
+{
+	uint64_t size, hole, holelen;
+	char path[512];
+	ext3d_attr a;
+	ext3d_file *f;
+	int r;
+
+	xp_name(path, sizeof(path), dir, id, k);
+	r = ext3d_stat(fs, path, &a);
+	if (k % 7 == 0) {
+		if (r != -ENOENT)
+			printf("%s: still there after its unlink (%d)\n", path, r), xp_bad++;
+		return;
+	}
+	xp_plan(id, k, &size, &hole, &holelen);
+	xp_expect(id, k, size, hole, holelen);
+	if (r < 0 || a.size != size) {
+		printf("%s: %s, size %llu (want %llu)\n", path, r < 0 ? strerror(-r) : "there",
+		       r < 0 ? 0ULL : (unsigned long long)a.size, (unsigned long long)size);
+		xp_bad++;
+		return;
+	}
+	r = ext3d_open(fs, path, O_RDONLY, &f);
+	if (r < 0) {
+		printf("%s: open: %s\n", path, strerror(-r)), xp_bad++;
+		return;
+	}
+	ssize_t n = ext3d_pread(f, xp_got, XP_MAX, 0);
+	ext3d_close(f);
+	if (n != (ssize_t)size || memcmp(xp_got, xp_want, size))
+		printf("%s: bytes differ (read %zd of %llu)\n", path, n, (unsigned long long)size),
+			xp_bad++;
+}
+
+static int xp_run(ext3d *fs, const char *dir, unsigned id, unsigned nfiles)
+{
+	char a[512], b[512];
+	int r = ext3d_mkdir(fs, dir, 0777);
+
+	if (r < 0 && r != -EEXIST)
+		return printf("mkdir %s: %s\n", dir, strerror(-r)), 1;
+	for (unsigned k = 0; k < nfiles; k++) {
+		r = xp_write_file(fs, dir, id, k);
+		if (r < 0) {
+			printf("write %s/w%u-%u: %s\n", dir, id, k, strerror(-r)), xp_bad++;
+			continue;
+		}
+		snprintf(a, sizeof(a), "%s/w%u-%u", dir, id, k);
+		if (k % 7 == 0)
+			r = ext3d_unlink(fs, a);
+		else if (k % 3 == 0) {
+			xp_name(b, sizeof(b), dir, id, k);
+			r = ext3d_rename(fs, a, b);
+		}
+		if (r < 0)
+			printf("unlink/rename %s: %s\n", a, strerror(-r)), xp_bad++;
+	}
+	for (unsigned k = 0; k < nfiles; k++)
+		xp_check_file(fs, dir, id, k);
+	return xp_bad ? 1 : 0;
+}
+
+int main(int argc, char **argv)
+{
+	const char *instance = NULL;
+	ext3d *fs;
+	int r;
+
+	if (argc > 2 && strcmp(argv[1], "--instance") == 0) {
+		instance = argv[2];
+		argv += 2;
+		argc -= 2;
+	}
+	if (argc != 5 || (strcmp(argv[1], "run") && strcmp(argv[1], "check"))) {
+		fprintf(stderr, "usage: x3-pwriters [--instance N] run|check DIR ID NFILES\n");
+		return 2;
+	}
+	r = ext3d_attach(instance, &fs);
+	if (r < 0) {
+		fprintf(stderr, "x3-pwriters: attach: %s\n", strerror(-r));
+		return 2;
+	}
+	unsigned id = (unsigned)atoi(argv[3]), nfiles = (unsigned)atoi(argv[4]);
+	if (strcmp(argv[1], "run") == 0) {
+		r = xp_run(fs, argv[2], id, nfiles);
+	} else {
+		for (unsigned k = 0; k < nfiles; k++)
+			xp_check_file(fs, argv[2], id, k);
+		r = xp_bad ? 1 : 0;
+	}
+	ext3d_detach(fs);
+	return r;
+}
