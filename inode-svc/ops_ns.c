@@ -139,23 +139,25 @@ static int ino_create(ino_session *ss, const ino_creds *c, const cm_fs_req *rq,
 	ino_inode dir, in;
 	ino_ilockset ls;
 	ino_txn *t;
-	int r;
+	int r, retries = 0;
 
 	if (rq->ino == 0 || rq->ino > UINT32_MAX)
 		return -EINVAL;
 	ino_ilock(&ls, &dirino, 1);
-	r = ino_create_check(s, c, rq, dirino, &dir);
-	if (r == 0 && S_ISDIR(nw->mode) && dir.links >= INO_LINK_MAX)
-		r = -EMLINK;
-	if (r == 0)
-		r = ino_txn_start(s, c, INO_CRED_CREATE, &t);
-	if (r == 0) {
-		r = ino_create_txn(s, c, t, &dir, rq, nw, &in);
-		inos[0] = dirino;
-		inos[1] = r == 0 ? in.ino : 0;
-		int st = ino_op_stop(t, inos, 2, true);
-		r = r < 0 ? r : st;
-	}
+	do {
+		r = ino_create_check(s, c, rq, dirino, &dir);
+		if (r == 0 && S_ISDIR(nw->mode) && dir.links >= INO_LINK_MAX)
+			r = -EMLINK;
+		if (r == 0)
+			r = ino_txn_start(s, c, INO_CRED_CREATE, &t);
+		if (r == 0) {
+			r = ino_create_txn(s, c, t, &dir, rq, nw, &in);
+			inos[0] = dirino;
+			inos[1] = r == 0 ? in.ino : 0;
+			int st = ino_op_stop(t, inos, 2, true);
+			r = r < 0 ? r : st;
+		}
+	} while (ino_op_retry_nospc(s, r, &retries));
 	ino_iunlock(&ls);
 	if (r == 0)
 		r = ino_grant_add(ss, in.ino);

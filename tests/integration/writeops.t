@@ -50,7 +50,8 @@ check() {
 a_start() {
 	rm -f "$T_TMP/a.in" "$T_TMP/a.out"
 	mkfifo "$T_TMP/a.in"
-	"$wops" --instance "$n" <"$T_TMP/a.in" >"$T_TMP/a.out" 2>&1 &
+	: >"$T_TMP/a.out"
+	"$wops" --instance "$n" <"$T_TMP/a.in" >>"$T_TMP/a.out" 2>&1 &
 	a_pid=$!
 	exec 3>"$T_TMP/a.in"
 }
@@ -300,5 +301,44 @@ EOF
 		t_skip "needs root and a loop mount" "the kernel's view of the tree ($mode)"
 	fi
 done
+
+# Full: blocks run out (a non-root writer stops at the reserved blocks,
+# root goes on into them), then inodes; ENOSPC each time, a consistent
+# image, and space freed is written again.
+n=t-wops-full img=$T_TMP/img-full
+mke2fs -q -F -t ext3 -b 1024 -N 32 "$img" 4M >/dev/null 2>&1
+t_instance_start $n "$T_TOP/compose/ext3d.compose" --set "IMAGE=$img" --set BLOCKDEV_ARGS=
+t_ok $? "instance on a 4 MiB image with 32 inodes ready"
+printf 'mkdir /pub 0777\nsetattr /pub mode=0777\n' | "$wops" --instance $n >/dev/null
+if [ -n "$can_drop" ]; then
+	printf 'mknod /pub/u 0100644\nfill /pub/u 0 8000000 1\nfill /pub/u 8000000 4096 2\n' |
+		as_nobody "$wops" --instance $n >"$T_TMP/o"
+	t_is "$(sed -n 3p "$T_TMP/o")" ENOSPC "uid 65534 writes until ENOSPC"
+	t_ok "$(sed -n 2p "$T_TMP/o" | grep -q '^ok [0-9]'; echo $?)" \
+		"its big write came back short: $(sed -n 2p "$T_TMP/o" | cut -d' ' -f1-2)"
+	printf 'mknod /r 0100644\nfill /r 0 4096 3\n' | "$wops" --instance $n >"$T_TMP/o"
+	t_is "$(sed -n 2p "$T_TMP/o" | cut -d' ' -f1-2)" "ok 4096" \
+		"root still writes into the reserved blocks"
+else
+	t_skip "needs root and setpriv" "the reserved blocks"
+	t_skip "needs root and setpriv" "the reserved blocks"
+	t_skip "needs root and setpriv" "the reserved blocks"
+fi
+printf 'mknod /rr 0100644\nfill /rr 0 8000000 4\nfill /rr 8000000 4096 5\n' |
+	"$wops" --instance $n >"$T_TMP/o"
+t_is "$(sed -n 3p "$T_TMP/o")" ENOSPC "root writes until ENOSPC"
+for i in $(seq 40); do echo "mknod /i$i 0100644"; done | "$wops" --instance $n >"$T_TMP/o"
+t_is "$(grep -c '^ok' "$T_TMP/o") $(sort -u "$T_TMP/o" | grep -v '^ok')" "$(grep -c '^ok' "$T_TMP/o") ENOSPC" \
+	"creates fail with ENOSPC once the inodes run out ($(grep -c '^ok' "$T_TMP/o") made)"
+{ for i in $(seq 40); do echo "unlink /i$i"; done; echo "unlink /rr"; echo "unlink /pub/u"
+  echo "mknod /again 0100644"; echo "fill /again 0 100000 6"; echo sync; } |
+	"$wops" --instance $n >"$T_TMP/o"
+t_is "$(tail -3 "$T_TMP/o" | cut -d' ' -f1-2 | tr '\n' ' ')" "ok mode=100644 ok 100000 ok " \
+	"after unlinking, a new file and its bytes fit again"
+t_instance_stop $n
+e2fsck -fn "$img" >"$T_TMP/fsck" 2>&1
+rc=$?
+t_ok $rc "e2fsck -fn finds nothing to fix after ENOSPC"
+[ $rc -ne 0 ] && grep -v '^Pass\|^e2fsck' "$T_TMP/fsck" | head -10 | sed 's/^/# /'
 
 t_done
