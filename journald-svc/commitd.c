@@ -140,6 +140,10 @@ int jd_commit_loop(jd_svc *s)
 	}
 	if (!jc)
 		return 0;
+	/* data=writeback leaves file data only dirty in the cache (no commit
+	 * orders it): it goes home before the journal is shut down. */
+	if ((r = cm_bcache_sync(s->cache, s->bd)) < 0)
+		cm_log_errno(r, "writing back file data: %m, ignoring");
 	/* The superblock's counts, if still stale, in a last handle that
 	 * jbd_shutdown commits; the log is emptied first so that its start
 	 * cannot wait for this thread. */

@@ -86,16 +86,17 @@ void x3_drop(ext3d *fs, uint64_t ino);
 /* wpath.c */
 #define X3_PATH_MAX 4096
 /* What a path's last component is. */
-enum { X3_LAST_NORM, X3_LAST_DOT, X3_LAST_DOTDOT, X3_LAST_ROOT };
+enum { X3_LAST_NORM, X3_LAST_DOT, X3_LAST_DOTDOT, X3_LAST_ROOT, X3_LAST_LONG };
 /* The calling process's umask. */
 uint32_t x3_umask(void);
 /* Splits path into its parent (a path, into parent, cap bytes) and its
- * last component (into name); *ret_kind: X3_LAST_*; *ret_slash: the path
- * ends in '/'. */
+ * last component (into name); *ret_kind: X3_LAST_* (X3_LAST_LONG: over
+ * EXT3D_NAME_MAX, name left empty); *ret_slash: the path ends in '/'. */
 int x3_split(const char *path, char *parent, size_t cap, char name[EXT3D_NAME_MAX + 1],
 	     int *ret_kind, bool *ret_slash);
 /* x3_split, then the parent resolved into *dir (a directory, granted:
- * x3_drop it). On failure nothing is held. */
+ * x3_drop it); -ENAMETOOLONG after that for a name too long. On failure
+ * nothing is held. */
 int x3_parent(ext3d *fs, const char *path, ext3d_attr *dir, char name[EXT3D_NAME_MAX + 1],
 	      int *ret_kind, bool *ret_slash);
 

@@ -56,12 +56,12 @@ int x3_resolve(ext3d *fs, const char *path, bool follow_last, ext3d_attr *ret)
 			return pos && buf[pos - 1] == '/' && !S_ISDIR(ret->mode) ? x3_enotdir(fs, held)
 										   : 0;
 		size_t n = strcspn(buf + pos, "/");
-		if (n > EXT3D_NAME_MAX) {
-			r = -ENAMETOOLONG;
-			break;
-		}
 		if (!S_ISDIR(ret->mode)) {
 			r = -ENOTDIR;
+			break;
+		}
+		if (n > EXT3D_NAME_MAX) {
+			r = -ENAMETOOLONG;
 			break;
 		}
 		memcpy(name, buf + pos, n);

@@ -50,12 +50,16 @@ int x3_split(const char *path, char *parent, size_t cap, char name[EXT3D_NAME_MA
 	start = end;
 	while (start > 0 && path[start - 1] != '/')
 		start--;
-	if (end - start > EXT3D_NAME_MAX)
-		return -ENAMETOOLONG;
-	memcpy(name, path + start, end - start);
-	name[end - start] = '\0';
 	memcpy(parent, path, start);
 	parent[start] = '\0';
+	if (end - start > EXT3D_NAME_MAX) {
+		/* As the kernel, only once the parent is found. */
+		name[0] = '\0';
+		*ret_kind = X3_LAST_LONG;
+		return 0;
+	}
+	memcpy(name, path + start, end - start);
+	name[end - start] = '\0';
 	if (end == 0)
 		*ret_kind = X3_LAST_ROOT;
 	else if (strcmp(name, ".") == 0)
@@ -76,9 +80,9 @@ int x3_parent(ext3d *fs, const char *path, ext3d_attr *dir, char name[EXT3D_NAME
 	if (r < 0)
 		return r;
 	r = x3_resolve(fs, parent, true, dir);
-	if (r == 0 && !S_ISDIR(dir->mode)) {
+	if (r == 0 && (!S_ISDIR(dir->mode) || *ret_kind == X3_LAST_LONG)) {
 		x3_drop(fs, dir->ino);
-		r = -ENOTDIR;
+		r = S_ISDIR(dir->mode) ? -ENAMETOOLONG : -ENOTDIR;
 	}
 	return r;
 }

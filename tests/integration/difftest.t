@@ -9,7 +9,8 @@
 # kernel mounts the image ext3d wrote and shows the tree ext3d showed;
 # debugfs reads back a file ext3d wrote as the kernel reads it.
 # Default: 300 operations per configuration; EXT3D_LONG=1: 3000. The
-# seeds are printed; EXT3D_SEED=N reruns with base seed N.
+# seeds are printed; EXT3D_SEED=N reruns with base seed N (configuration K
+# gets seed N+K); EXT3D_DIFF_MODES and EXT3D_DIFF_BS narrow the runs.
 set -u
 . "$(dirname "$0")/../lib/tap.sh"
 . "$T_TOP/tests/lib/instance.sh"
@@ -31,6 +32,8 @@ k=0
 for mode in ordered journal writeback; do
 	for bs in 1024 4096; do
 		k=$((k + 1)) seed=$((base + k)) cfg="$mode, $bs-byte blocks, seed $((base + k))"
+		case " ${EXT3D_DIFF_MODES:-$mode} " in *" $mode "*) ;; *) continue ;; esac
+		case " ${EXT3D_DIFF_BS:-$bs} " in *" $bs "*) ;; *) continue ;; esac
 		a=$T_TMP/a.img b=$T_TMP/b.img n=t-diff-$k
 		mke2fs -q -F -t ext3 -b $bs -N 2048 "$a" 48M >/dev/null 2>&1 && cp "$a" "$b"
 		t_ok $? "two identical images ($cfg)"
@@ -70,6 +73,7 @@ for mode in ordered journal writeback; do
 			else
 				t_skip "no non-empty file in the tree" "debugfs reads back a file ($cfg)"
 			fi
+			[ -n "${EXT3D_DIFF_KEEP:-}" ] && cp "$a" "$EXT3D_DIFF_KEEP.a.img" && cp "$b" "$EXT3D_DIFF_KEEP.b.img"
 			umount "$T_TMP/ma"
 		else
 			t_ok 1 "the kernel mounts the image ext3d wrote ($cfg)"

@@ -14,6 +14,8 @@ set -u
 xf=$EXT3D_BUILD/tests/tools/x3-fsync
 img=$T_TMP/img n=t-rsync
 chmod 755 "$T_TMP" # uid 65534 reaches the run directory through it
+mkdir -m 1777 "$T_TMP/logs" # and writes its logs here
+trap '' PIPE
 mke2fs -q -F -t ext3 -b 1024 -E root_owner=0:0 "$img" 96M >/dev/null 2>&1
 t_ok $? "mke2fs -t ext3"
 t_instance_start $n "$T_TOP/compose/ext3d.compose" --set "IMAGE=$img" --set BLOCKDEV_ARGS= \
@@ -29,7 +31,7 @@ if [ "$(id -u)" -eq 0 ] && command -v setpriv >/dev/null; then
 fi
 
 for svc in inode-svc journald-svc; do
-	d=/loop-$svc log=$T_TMP/log-$svc
+	d=/loop-$svc log=$T_TMP/logs/log-$svc
 	$as "$xf" --instance $n loop $d "$log" 5000 >"$T_TMP/loop.out" 2>&1 &
 	w=$!
 	sleep 1.5
@@ -55,6 +57,7 @@ for svc in inode-svc journald-svc; do
 	w=$!
 	exec 9>"$fifo"
 	for _ in $(seq 100); do grep -q '^ready' "$T_TMP/eio.out" && break; sleep 0.1; done
+	grep -q '^ready' "$T_TMP/eio.out" || sed 's/^/#   /' "$T_TMP/eio.out"
 	kill -9 "$(t_svc_pid $n $svc)"
 	t_instance_wait_ready $n
 	t_ok $? "group back after the kill of $svc"

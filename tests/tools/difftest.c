@@ -13,7 +13,8 @@
  * (relative, never climbing with "..", so that both sides resolve them
  * alike) and names too long. Runs as root; the umask is 022 on both sides.
  * Prints each mismatch (at most 30) with its step; exit 0 when none, 1
- * otherwise, 2 on a setup error.
+ * otherwise, 2 on a setup error. With DIFFTEST_TRACE set in the
+ * environment, every call and its results are printed too.
  */
 #define _GNU_SOURCE
 #include <dirent.h>
@@ -37,6 +38,7 @@ static ext3d *dt_fs;
 static const char *dt_mnt;
 static uint64_t dt_rng;
 static unsigned dt_step, dt_bad;
+static bool dt_trace;
 static uint8_t *dt_buf, *dt_buf2;
 
 static uint32_t dt_rand(void)
@@ -125,6 +127,8 @@ static int dt_k(int r)
 
 static void dt_cmp(const char *what, const char *arg, int kr, int xr)
 {
+	if (dt_trace)
+		printf("step %u: %s %s: kernel %d, ext3d %d\n", dt_step, what, arg, kr, xr);
 	if (kr != xr)
 		dt_mismatch("%s %s: kernel %d (%s), ext3d %d (%s)", what, arg, kr,
 			    kr < 0 ? strerror(-kr) : "ok", xr, xr < 0 ? strerror(-xr) : "ok");
@@ -192,6 +196,10 @@ static void dt_op_write(const char *rel)
 	dt_cmp("open for write", rel, kfd < 0 ? kfd : 0, xr);
 	if (kfd >= 0 && xr == 0) {
 		bool seq = dt_pick(2) == 0;
+		if (dt_trace)
+			printf("step %u: %s %zu bytes at %s %" PRIu64 " (flags %#o)\n", dt_step,
+			       seq ? "write" : "pwrite", len, seq ? "pos, not" : "offset", off,
+			       (unsigned)flags);
 		ssize_t kn = seq ? write(kfd, dt_buf, len) : pwrite(kfd, dt_buf, len, (off_t)off);
 		kn = kn < 0 ? -errno : kn;
 		ssize_t xn = seq ? ext3d_write(f, dt_buf, len) : ext3d_pwrite(f, dt_buf, len, off);
@@ -207,6 +215,8 @@ static void dt_op_write(const char *rel)
 		}
 		if (dt_pick(4) == 0) {
 			uint64_t size = dt_pick(60000);
+			if (dt_trace)
+				printf("step %u: ftruncate to %" PRIu64 "\n", dt_step, size);
 			dt_cmp("ftruncate", rel, dt_k(ftruncate(kfd, (off_t)size)),
 			       ext3d_ftruncate(f, size));
 		}
@@ -535,6 +545,7 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	dt_mnt = argv[1];
+	dt_trace = getenv("DIFFTEST_TRACE") != NULL;
 	dt_rng = strtoull(argv[2], NULL, 10) * 0x9e3779b97f4a7c15ULL + 1;
 	nops = (unsigned)strtoul(argv[3], NULL, 10);
 	umask(022);
