@@ -78,7 +78,7 @@ static int ino_write_loop(ino_svc *s, const ino_creds *c, ino_inode *in, const u
 		r = ino_op_stop(t, &in->ino, 1, true);
 		if (n < 0)
 			r = (int)n;
-		if (ino_op_retry_nospc(s, r, &retries))
+		if (ino_op_retry(s, r, &retries))
 			continue;
 		if (r < 0)
 			break;

@@ -157,7 +157,7 @@ static int ino_create(ino_session *ss, const ino_creds *c, const cm_fs_req *rq,
 			int st = ino_op_stop(t, inos, 2, true);
 			r = r < 0 ? r : st;
 		}
-	} while (ino_op_retry_nospc(s, r, &retries));
+	} while (ino_op_retry(s, r, &retries));
 	ino_iunlock(&ls);
 	if (r == 0)
 		r = ino_grant_add(ss, in.ino);
