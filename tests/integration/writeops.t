@@ -5,8 +5,9 @@
 # the answer the kernel gives), the same as uid 65534 against permissions
 # and a sticky directory, data written and read back, truncate shrink and
 # grow, fsync / fdatasync / sync, a file unlinked while another session
-# holds it freed when that session lets go and, when the group restarts
-# first, by the orphan list at start. Then shutdown: e2fsck -fn clean,
+# holds it freed when that session forgets it or ends and, when the group
+# restarts first, by the orphan list at start. A small image is filled to
+# ENOSPC and out of inodes. Then shutdown: e2fsck -fn clean,
 # debugfs reads back names, sizes, modes and bytes, and a kernel loop
 # mount (read-only) shows the tree libext3d showed.
 set -u
@@ -251,6 +252,16 @@ EOF
 	t_is "$(a forget $hino)" ok "session A forgets it ($mode)"
 	a_stop
 	hino1=${hino#ino:}
+	# Held, unlinked, and the holding session ends without a forget.
+	a_start
+	a mknod /held3 0100644 >/dev/null
+	a fill /held3 0 30000 5 >/dev/null
+	hino=$(a hold /held3 | sed 's/^ok //')
+	printf 'unlink /held3\n' | "$wops" --instance $n >/dev/null
+	t_is "$(a stat $hino | cut -d' ' -f1-3)" "ok mode=100644 nlink=0" \
+		"another unlinked file still held ($mode)"
+	a_stop
+	hino3=${hino#ino:}
 	# The same, but the group restarts while the file is held.
 	a_start
 	a mknod /held2 0100644 >/dev/null
@@ -272,7 +283,7 @@ EOF
 	rc=$?
 	t_ok $rc "e2fsck -fn finds nothing to fix ($mode)"
 	[ $rc -ne 0 ] && grep -v '^Pass\|^e2fsck' "$T_TMP/fsck" | head -10 | sed 's/^/# /'
-	for k in $hino1 $hino2; do
+	for k in $hino1 $hino2 $hino3; do
 		debugfs -R "testi <$k>" "$img" 2>/dev/null | grep -q "not in use"
 		t_ok $? "the unlinked inode $k was freed ($mode)"
 	done
