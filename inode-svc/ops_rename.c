@@ -162,7 +162,7 @@ static int ino_rn_txn(ino_svc *s, ino_txn *t, struct ino_rn *x)
 	if (r == 0 && x->tgtino) {
 		if (S_ISDIR(x->tgt.mode) && nd->links > 0)
 			nd->links--; /* the target's ".." */
-		x->tgt.links = S_ISDIR(x->tgt.mode) ? 0 : x->tgt.links - 1;
+		x->tgt.links = S_ISDIR(x->tgt.mode) || x->tgt.links == 0 ? 0 : x->tgt.links - 1;
 		ino_inode_touch(t, &x->tgt, false);
 		r = ino_op_unlinked(s, t, &x->tgt);
 	}
