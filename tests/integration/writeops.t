@@ -4,7 +4,8 @@
 # every op with its error cases as root (wops scripts: each line an op and
 # the answer the kernel gives), the same as uid 65534 against permissions
 # and a sticky directory, data written and read back, truncate shrink and
-# grow, fsync / fdatasync / sync, a file unlinked while another session
+# grow, fsync / fdatasync / sync (fsync commits at once; fdatasync skips a
+# change of timestamps only), a file unlinked while another session
 # holds it freed when that session forgets it or ends and, when the group
 # restarts first, by the orphan list at start. A small image is filled to
 # ENOSPC and out of inodes. Then shutdown: e2fsck -fn clean,
@@ -236,6 +237,23 @@ EOF
 	else
 		t_skip "needs root and setpriv" "uid 65534's permission checks ($mode)"
 	fi
+
+	# fsync commits at once, not at the 5 s timer; fdatasync does not
+	# commit for a change of timestamps only.
+	jseq() { t_field $n journal.commit_sequence; }
+	printf 'mknod /fs 0100644\nwrite /fs 0 abc\n' | "$wops" --instance $n >/dev/null
+	s0=$(jseq) t0=$(date +%s%N)
+	echo "fsync /fs" | "$wops" --instance $n >"$T_TMP/o"
+	ms=$((($(date +%s%N) - t0) / 1000000))
+	t_ok "$([ "$(cat "$T_TMP/o")" = ok ] && [ $ms -lt 2000 ] && [ "$(jseq)" -gt "$s0" ]; echo $?)" \
+		"fsync forces the commit holding the write: ${ms} ms ($mode)"
+	echo "setattr /fs mtime=5.0" | "$wops" --instance $n >/dev/null
+	s0=$(jseq)
+	echo "fsync /fs data" | "$wops" --instance $n >"$T_TMP/o"
+	t_is "$(cat "$T_TMP/o") $(jseq)" "ok $s0" "fdatasync skips a commit of timestamps only ($mode)"
+	echo "fsync /fs" | "$wops" --instance $n >"$T_TMP/o"
+	t_ok "$([ "$(cat "$T_TMP/o")" = ok ] && [ "$(jseq)" -gt "$s0" ]; echo $?)" \
+		"fsync does commit it ($mode)"
 
 	# A file unlinked while another session holds it: freed at the forget.
 	a_start
