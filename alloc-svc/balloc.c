@@ -102,6 +102,11 @@ static int al_blocks_in_group(al_req *q, uint32_t g, uint32_t goal, uint32_t wan
 		r = 1;
 		goto out;
 	}
+	/* Found now, not at the claim: no credit is spent on a bad group. */
+	if (al_system_zone(q->w->s, &x, x.first + (uint64_t)bit, 1)) {
+		r = al_corrupt(q->w->s, g, "block bitmap hands out system block", x.first + bit);
+		goto out;
+	}
 	if ((r = al_group_dirty(q, &x)) < 0 || (r = al_group_lock(q, &x)) < 0)
 		goto out;
 	/* Another worker may have taken it meanwhile: look again. */
