@@ -41,7 +41,7 @@ static int al_room(al_req *q, uint32_t *want)
  * the group locked. */
 static int64_t al_pick(al_req *q, al_group *x, uint32_t goal)
 {
-	const uint8_t *committed = al_group_committed(q, x);
+	const uint8_t *committed = al_group_committed(q, x); /* asserts the lock */
 	int64_t bit = al_find_usable(x->live, committed, x->nbits, goal);
 
 	for (int i = 0; i < AL_BACKUP_MAX && bit > goal && goal < x->nbits &&

@@ -128,6 +128,7 @@ static int64_t al_claim_inode(al_req *q, al_group *x, bool dir)
 	int64_t bit;
 	int r;
 
+	al_group_assert_locked(q, x);
 	do {
 		bit = al_find_zero(x->live, al_first_usable(q->w->s, x), x->nbits);
 	} while (bit >= 0 && !al_claim(x->live, NULL, (uint32_t)bit));
