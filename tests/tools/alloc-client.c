@@ -1,16 +1,12 @@
 /* alloc-client - drives alloc-svc of a real instance as inode-svc does:
- * run as a compose service after it, it attaches to the arena, cache and
- * journal, starts journal handles and sends allocproto.h requests on
- * channels of its own (one per thread), and checks what comes back
- * against the bitmaps, descriptors, superblock and counters it reads
- * through the cache. It writes "PASS what" / "FAIL what" lines and "#"
- * diagnostics to --out, then "COUNTS free_blocks=N free_inodes=N" (the
- * exact sums, once everything it allocated is freed again) and "DONE",
- * then waits for SIGTERM. With --corrupt=BLOCK, on an image whose bitmap
- * says that system block is free, it checks only that alloc-svc never
- * hands it out. The scenarios are in alloc-cases.c; this file
- * has the plumbing they use. Made for an image of at least 8 groups
- * (tests/integration/alloc.t makes 16 of 1024 blocks). */
+ * a compose service after it, with journal handles and allocproto.h
+ * requests on channels of its own (one per thread); it checks the answers
+ * against the bitmaps, descriptors, superblock and counters read through
+ * the cache. To --out: "PASS what" / "FAIL what" lines, "#" diagnostics,
+ * "COUNTS free_blocks=N free_inodes=N" (the exact sums, everything freed
+ * again) and "DONE"; then it waits for SIGTERM. --corrupt=BLOCK runs the
+ * one case for an image whose bitmap says that system block is free. The
+ * cases are in alloc-cases.c (they want 8 groups or more). */
 #include <errno.h>
 #include <signal.h>
 #include <stdarg.h>
