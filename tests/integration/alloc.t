@@ -9,7 +9,8 @@
 # alloc-svc SIGKILLed while idle and restarted alone (the group is not).
 # Then compose down: e2fsck -fn finds nothing, and dumpe2fs shows the free
 # counts the counters ended with, which are the image's first ones (every
-# allocation was freed again). Once with --locking fine, once with big.
+# allocation was freed again). With --locking fine and big on 1 KiB
+# blocks, and fine on 4 KiB blocks.
 # Then an image whose block bitmap says a system block is free: alloc-svc
 # logs the corruption and never hands that block out. Last, an image whose
 # superblock counts are stale gets exact ones at compose down.
@@ -30,20 +31,22 @@ t_diag "seed $seed"
 # sb_count IMAGE FIELD: "Free blocks" or "Free inodes" from dumpe2fs -h.
 sb_count() { dumpe2fs -h "$1" 2>/dev/null | awk -F: -v f="$2" '$1 == f { gsub(/ /, "", $2); print $2 }'; }
 
-for lk in fine big; do
-	d=$T_TMP/$lk
+for run in fine:1024 big:1024 fine:4096; do
+	mode=${run%:*} bs=${run#*:}
+	lk=$mode/$bs
+	d=$T_TMP/$mode$bs
 	mkdir -p "$d"
 	img=$d/fs.img
-	mke2fs -q -F -t ext3 -b 1024 -g 1024 -N 1024 "$img" 16M >/dev/null 2>&1
-	t_ok $? "$lk: mke2fs: 16 groups of 1024 blocks"
+	mke2fs -q -F -t ext3 -b $bs -g 1024 -N 1024 "$img" $((16 * bs / 1024))M >/dev/null 2>&1
+	t_ok $? "$lk: mke2fs: 16 groups of 1024 blocks of $bs bytes"
 	b0=$(sb_count "$img" "Free blocks")
 	i0=$(sb_count "$img" "Free inodes")
 	{
 		cat "$T_TOP/compose/ext3d.compose"
 		echo "service alloc-client never \${BUILD}/tests/tools/alloc-client --out=$d/out --seed=$seed"
 	} >"$d/compose"
-	n=al$$$lk
-	t_instance_start $n "$d/compose" --set "IMAGE=$img" --set BLOCKDEV_ARGS= --locking $lk
+	n=al$$$mode$bs
+	t_instance_start $n "$d/compose" --set "IMAGE=$img" --set BLOCKDEV_ARGS= --locking $mode
 	t_ok $? "$lk: instance with alloc-client ready"
 	for _ in $(seq 1200); do
 		grep -q '^DONE' "$d/out" 2>/dev/null && break
