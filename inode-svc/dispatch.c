@@ -172,10 +172,18 @@ static int ino_h_statfs(ino_session *ss, const ino_creds *c, const cm_fs_req *rq
 			cm_fs_resp *rs, uint8_t *data)
 {
 	struct ino_statfs st;
+	uint64_t bfree, ffree;
 	int r = ino_statfs(ss->svc->fs, &st);
 
 	if (r < 0)
 		return r;
+	/* The free counts: alloc-svc's fuzzy counters, as ext3_statfs reads
+	 * its percpu counters (the descriptors' sums before it runs). */
+	if (ino_txn_free_counts(ss->svc, &bfree, &ffree) == 0) {
+		st.bfree = bfree;
+		st.bavail = bfree > st.reserved ? bfree - st.reserved : 0;
+		st.ffree = ffree;
+	}
 	/* As ext3_statfs reports it (bsddf): metadata is not counted. */
 	rs->statfs = (cm_fs_statfs){
 		.blocks = st.blocks - st.overhead, .bfree = st.bfree, .bavail = st.bavail,

@@ -421,6 +421,25 @@ static void ac_case_parallel(ac_thr *t)
 	free(p);
 }
 
+/* A range freed across a group boundary meets the next group's bitmaps
+ * (ext3 puts them first): refused whole, the block before it stays set. */
+static void ac_case_cross(ac_thr *t)
+{
+	ac *a = t->a;
+	uint64_t end = ac_gstart(a, 11), b = 0;
+	uint32_t got = 0;
+
+	if (ac_alloc1(t, end - 1, 1, 0, &b, &got) < 0 || b != end - 1) {
+		ac_report(a, false, "the last block of group 10 (got %llu)", (unsigned long long)b);
+		if (b)
+			ac_free1(t, b, got);
+		return;
+	}
+	ac_is(a, ac_free1(t, b, 2), -EUCLEAN, "freeing across into group 11's bitmap is refused");
+	ac_is(a, ac_bit(t, false, b), 1, "and frees nothing of group 10");
+	ac_is(a, ac_free1(t, b, 1), 0, "which then frees alone");
+}
+
 static void ac_case_bad(ac_thr *t)
 {
 	ac *a = t->a;
@@ -467,6 +486,7 @@ static void ac_case_bad(ac_thr *t)
 	ac_is(a, ac_raw(t, &rq, &rs), -EINVAL, "a token that names no handle");
 	ac_is(a, ac_call(t, CM_AL_ALLOC_BLOCKS, 0, 0, 0, 0, &rs), -EINVAL, "no blocks wanted");
 	ac_stop(t);
+	ac_case_cross(t);
 	ac_fc_sums(a, &after);
 	ac_is(a, after.blocks, before.blocks, "no bad request changed the free blocks");
 	ac_is(a, after.inodes, before.inodes, "nor the free inodes");
@@ -546,6 +566,29 @@ static void ac_case_restart(ac_thr *t)
 	ac_is(a, after.blocks, before.blocks, "with the same free blocks");
 	ac_is(a, ac_alloc1(t, 0, 1, 0, &b, &got), 0, "it allocates on the channel of the old one");
 	ac_is(a, ac_free1(t, b, 1), 0, "and frees");
+}
+
+int ac_run_corrupt(ac *a, uint64_t blk)
+{
+	uint32_t g = ac_group(a, blk), got = 0;
+	uint64_t b = 0;
+	ac_thr t;
+	int r = ac_thr_init(a, &t);
+
+	if (r < 0)
+		return r;
+	ac_is(a, ac_bit(&t, false, blk), 0, "the system block %llu is clear in group %u's bitmap",
+	      (unsigned long long)blk, g);
+	ac_is(a, ac_alloc1(&t, blk, 1, 0, &b, &got), 0, "a block wanted at it is given");
+	ac_report(a, b != blk && ac_group(a, b) != g, "elsewhere: %llu, in group %u",
+		  (unsigned long long)b, ac_group(a, b));
+	ac_is(a, ac_bit(&t, false, blk), 0, "the system block's bit was left as it was");
+	ac_is(a, ac_free1(&t, blk, 1), -EUCLEAN, "freeing the system block is refused");
+	if (b)
+		ac_is(a, ac_free1(&t, b, got), 0, "the block given is freed");
+	ac_exact(&t, "corrupt group");
+	ac_thr_fini(&t);
+	return 0;
 }
 
 int ac_run_cases(ac *a)

@@ -1,14 +1,12 @@
 /* alloc-client - drives alloc-svc of a real instance as inode-svc does:
- * run as a compose service after it, it attaches to the arena, cache and
- * journal, starts journal handles and sends allocproto.h requests on
- * channels of its own (one per thread), and checks what comes back
- * against the bitmaps, descriptors, superblock and counters it reads
- * through the cache. It writes "PASS what" / "FAIL what" lines and "#"
- * diagnostics to --out, then "COUNTS free_blocks=N free_inodes=N" (the
- * exact sums, once everything it allocated is freed again) and "DONE",
- * then waits for SIGTERM. The scenarios are in alloc-cases.c; this file
- * has the plumbing they use. Made for an image of at least 8 groups
- * (tests/integration/alloc.t makes 16 of 1024 blocks). */
+ * a compose service after it, with journal handles and allocproto.h
+ * requests on channels of its own (one per thread); it checks the answers
+ * against the bitmaps, descriptors, superblock and counters read through
+ * the cache. To --out: "PASS what" / "FAIL what" lines, "#" diagnostics,
+ * "COUNTS free_blocks=N free_inodes=N" (the exact sums, everything freed
+ * again) and "DONE"; then it waits for SIGTERM. --corrupt=BLOCK runs the
+ * one case for an image whose bitmap says that system block is free. The
+ * cases are in alloc-cases.c (they want 8 groups or more). */
 #include <errno.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -309,6 +307,7 @@ static const struct option ac_options[] = {
 	CM_SERVICE_OPTIONS,
 	{"out", required_argument, NULL, 'o'},
 	{"seed", required_argument, NULL, 's'},
+	{"corrupt", required_argument, NULL, 'c'},
 	{0},
 };
 
@@ -316,6 +315,7 @@ int main(int argc, char **argv)
 {
 	ac a = {0};
 	const char *out = NULL;
+	uint64_t corrupt = 0;
 	int opt, r;
 
 	cm_service_init(&a.svc, "alloc-client");
@@ -325,11 +325,14 @@ int main(int argc, char **argv)
 			out = optarg;
 		else if (opt == 's')
 			a.seed = strtoull(optarg, NULL, 0);
+		else if (opt == 'c')
+			corrupt = strtoull(optarg, NULL, 0);
 		else if (cm_service_option(&a.svc, opt, optarg) <= 0)
 			return 2;
 	}
 	if (!out)
-		return cm_log_errno(-EINVAL, "usage: alloc-client --out=FILE [--seed=N]"), 2;
+		return cm_log_errno(-EINVAL, "usage: alloc-client --out=FILE [--seed=N] "
+				    "[--corrupt=BLOCK]"), 2;
 	a.out = fopen(out, "we");
 	if (!a.out)
 		return cm_log_errno(-errno, "%s: %m", out), 2;
@@ -337,7 +340,7 @@ int main(int argc, char **argv)
 	r = ac_attach(&a);
 	if (r == 0) {
 		cm_service_ready(&a.svc);
-		r = ac_run_cases(&a);
+		r = corrupt ? ac_run_corrupt(&a, corrupt) : ac_run_cases(&a);
 	}
 	if (r < 0)
 		ac_report(&a, false, "the cases ran to the end (error %d)", r);

@@ -72,7 +72,9 @@ int ac_gd_sums(ac_thr *t, ac_counts *ret);
 int ac_fc_sums(ac *a, ac_counts *ret);
 int ac_sb_counts(ac_thr *t, ac_counts *ret);
 
-/* alloc-cases.c: every scenario, in order. */
+/* alloc-cases.c: every scenario, in order; or, on an image whose bitmap
+ * says system block blk is free, that alloc-svc never hands it out. */
 int ac_run_cases(ac *a);
+int ac_run_corrupt(ac *a, uint64_t blk);
 
 #endif
