@@ -41,7 +41,7 @@ static int al_room(al_req *q, uint32_t *want)
  * the group locked. */
 static int64_t al_pick(al_req *q, al_group *x, uint32_t goal)
 {
-	const uint8_t *committed = al_group_committed(q, x);
+	const uint8_t *committed = al_group_committed(q, x); /* asserts the lock */
 	int64_t bit = al_find_usable(x->live, committed, x->nbits, goal);
 
 	for (int i = 0; i < AL_BACKUP_MAX && bit > goal && goal < x->nbits &&
@@ -50,9 +50,8 @@ static int64_t al_pick(al_req *q, al_group *x, uint32_t goal)
 	return bit;
 }
 
-/* Claims up to want usable bits from bit on, and takes them from the
- * descriptor: how many (0: bit was taken meanwhile), or -EUCLEAN. Called
- * with the group locked. */
+/* Claims up to want usable bits from bit (usable) on, and takes them from
+ * the descriptor: how many, or -EUCLEAN. Called with the group locked. */
 static int al_claim_run(al_req *q, al_group *x, uint32_t bit, uint32_t want)
 {
 	al_svc *s = q->w->s;
@@ -62,8 +61,6 @@ static int al_claim_run(al_req *q, al_group *x, uint32_t bit, uint32_t want)
 
 	while (n < want && bit + n < x->nbits && al_claim(x->live, committed, bit + n))
 		n++;
-	if (n == 0)
-		return 0;
 	if (al_system_zone(s, x, x->first + bit, n))
 		r = al_corrupt(s, x->g, "block bitmap hands out system block", x->first + bit);
 	else
@@ -102,14 +99,18 @@ static int al_blocks_in_group(al_req *q, uint32_t g, uint32_t goal, uint32_t wan
 		r = 1;
 		goto out;
 	}
+	/* Found now, not at the claim: no credit is spent on a bad group. */
+	if (al_system_zone(q->w->s, &x, x.first + (uint64_t)bit, 1)) {
+		r = al_corrupt(q->w->s, g, "block bitmap hands out system block", x.first + bit);
+		goto out;
+	}
 	if ((r = al_group_dirty(q, &x)) < 0 || (r = al_group_lock(q, &x)) < 0)
 		goto out;
 	/* Another worker may have taken it meanwhile: look again. */
-	while ((bit = al_pick(q, &x, goal)) >= 0 &&
-	       (n = al_claim_run(q, &x, (uint32_t)bit, want)) == 0)
-		;
+	bit = al_pick(q, &x, goal);
+	n = bit >= 0 ? al_claim_run(q, &x, (uint32_t)bit, want) : 0;
 	al_group_unlock(q, &x);
-	if (bit < 0 || n < 0) {
+	if (n <= 0) {
 		r = n < 0 ? n : 1;
 		goto out;
 	}

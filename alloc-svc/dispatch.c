@@ -65,7 +65,7 @@ static const struct {
 int al_corrupt(al_svc *s, uint32_t g, const char *what, uint64_t nr)
 {
 	if (g < s->g.group_count && !atomic_exchange(&s->warned[g], 1))
-		cm_err("group %u is corrupt: %s %llu; allocations there fail with EUCLEAN "
+		cm_err("group %u is corrupt: %s %llu; allocations go round it "
 		       "(run e2fsck)", g, what, (unsigned long long)nr);
 	return -EUCLEAN;
 }

@@ -37,12 +37,13 @@ int al_gd_peek(al_req *q, uint32_t g, al_gd_counts *ret)
 	al_svc *s = q->w->s;
 	const struct ext3_group_desc *gd;
 	cm_bh *gdb;
-	int r = al_gd_read(q, g, &gdb);
+	int r;
 
-	if (r < 0) {
-		*ret = (al_gd_counts){0};
+	*ret = (al_gd_counts){0};
+	if (g < s->g.group_count && s->bad[g])
+		return 0; /* never used: as if full */
+	if ((r = al_gd_read(q, g, &gdb)) < 0)
 		return r;
-	}
 	gd = al_gd_in(s, gdb, g);
 	ret->free_blocks = al_load16(&gd->bg_free_blocks_count);
 	ret->free_inodes = al_load16(&gd->bg_free_inodes_count);
@@ -131,8 +132,14 @@ int al_group_dirty(al_req *q, al_group *x)
 	return r < 0 ? r : jbd_dirty_metadata(jc, q->h, x->gdb);
 }
 
+void al_group_assert_locked(al_req *q, al_group *x)
+{
+	cm_mutex_assert_held(al_group_mutex(q->w->s, x->g));
+}
+
 const uint8_t *al_group_committed(al_req *q, al_group *x)
 {
+	al_group_assert_locked(q, x);
 	return x->inodes ? NULL : jbd_committed_data(q->w->s->jc, x->map);
 }
 
@@ -140,6 +147,7 @@ int al_gd_add(al_req *q, al_group *x, cm_le16_t *field, int delta, uint32_t max)
 {
 	int64_t v = (int64_t)al_load16(field) + delta;
 
+	al_group_assert_locked(q, x);
 	if (v < 0 || v > max)
 		return al_corrupt(q->w->s, x->g, "descriptor count out of range, at", (uint64_t)v);
 	__atomic_store_n(field, htole16((uint16_t)v), __ATOMIC_RELAXED);

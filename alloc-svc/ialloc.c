@@ -1,15 +1,12 @@
 /* ialloc.c - inode allocation and freeing, ext3's way (ext3_new_inode,
- * ext3_free_inode): a directory goes where find_group_orlov puts it (a
- * top-level one, under the root or a CM_AL_TOPDIR parent, in the group
- * with the fewest directories among those with at least the average free
- * inodes and blocks, from a random start; a deeper one in the first group
- * from its parent's with room under the averages' limits), any other
- * inode in its directory's group or where find_group_other's quadratic
- * then linear search finds room; then the lowest free inode of that group,
- * or of the next ones. The counts placement reads are the fuzzy counters'
- * approximate values and the descriptors' racy ones, as ext3 reads them.
- * Inode bitmaps have no committed copy (ext3 reuses a freed inode at
- * once). Locks: internal.h. */
+ * ext3_free_inode): a directory where find_group_orlov puts it (top-level
+ * ones, under the root or a CM_AL_TOPDIR parent, spread to the group with
+ * the fewest directories among those above the average free inodes and
+ * blocks; deeper ones near their parent), any other inode in its
+ * directory's group or where find_group_other's search finds room; then
+ * the lowest free inode there or in the next groups. Placement reads the
+ * counters' approximate values and the descriptors' racy ones, as ext3.
+ * Inode bitmaps have no committed copy. Locks: internal.h. */
 #include <errno.h>
 
 #include "internal.h"
@@ -128,6 +125,7 @@ static int64_t al_claim_inode(al_req *q, al_group *x, bool dir)
 	int64_t bit;
 	int r;
 
+	al_group_assert_locked(q, x);
 	do {
 		bit = al_find_zero(x->live, al_first_usable(q->w->s, x), x->nbits);
 	} while (bit >= 0 && !al_claim(x->live, NULL, (uint32_t)bit));

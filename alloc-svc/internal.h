@@ -92,8 +92,8 @@ typedef struct al_group {
 	struct ext3_group_desc *gd;  /* in gdb */
 } al_group;
 
-/* Racy reads of a descriptor's counts, to choose groups (0 for a bad
- * group); *err gets a read error. */
+/* Racy reads of a descriptor's counts, to choose groups (all 0 for a
+ * group whose descriptor is bad); 0 or a read error. */
 typedef struct al_gd_counts {
 	uint32_t free_blocks, free_inodes, used_dirs;
 } al_gd_counts;
@@ -105,6 +105,8 @@ void al_group_close(al_req *q, al_group *x);
 /* bh_state of the bitmap, then the group lock. 0 or -EOWNERDEAD. */
 int al_group_lock(al_req *q, al_group *x);
 void al_group_unlock(al_req *q, al_group *x);
+/* Aborts unless this thread holds x's group lock. */
+void al_group_assert_locked(al_req *q, al_group *x);
 /* dirty_metadata on both buffers: before the change, once the locked look
  * found one to make, so that a handle short of credits fails before
  * anything changed. */
@@ -140,8 +142,9 @@ int al_exec(void *ctx, const void *req, void *resp);
 /* Opens each worker's blockdev channel (worker 0's is bd). */
 int al_workers_init(al_svc *s, cm_bdev *bd);
 /* Starts workers 1.. as threads and serves as worker 0 until SIGTERM,
- * then joins them. */
-void al_workers_run(al_svc *s);
+ * then joins them. A worker that cannot start stops them all: 0 or its
+ * error. */
+int al_workers_run(al_svc *s);
 void al_workers_fini(al_svc *s);
 
 #endif

@@ -61,10 +61,10 @@ int main(int argc, char **argv)
 		return cm_log_errno(r, "sandbox: %m"), EXIT_FAILURE;
 	cm_info("serving with %u workers", s.nworkers);
 	cm_service_ready(&s.svc);
-	al_workers_run(&s);
+	r = al_workers_run(&s);
 	al_workers_fini(&s);
 	al_fs_close(&s);
 	cm_bdev_close(bd);
 	cm_service_fini(&s.svc);
-	return EXIT_SUCCESS;
+	return r < 0 ? EXIT_FAILURE : EXIT_SUCCESS;
 }

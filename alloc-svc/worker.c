@@ -4,6 +4,7 @@
  * own slot in the fuzzy counters. Worker 0 is the main thread. They stop
  * at SIGTERM, between requests. */
 #include <errno.h>
+#include <signal.h>
 #include <stdlib.h>
 
 #include "internal.h"
@@ -47,21 +48,25 @@ static void *al_worker_main(void *arg)
 	return NULL;
 }
 
-void al_workers_run(al_svc *s)
+int al_workers_run(al_svc *s)
 {
 	uint32_t started = 1;
+	int r = 0;
 
 	for (; started < s->nworkers; started++) {
-		int r = pthread_create(&s->workers[started].thread, NULL, al_worker_main,
-				       &s->workers[started]);
-		if (r != 0) {
-			cm_log_errno(-r, "worker %u: %m: serving with %u", started, started);
+		r = -pthread_create(&s->workers[started].thread, NULL, al_worker_main,
+				    &s->workers[started]);
+		if (r < 0) {
+			/* Its share of the channels would go unserved: stop. */
+			cm_log_errno(r, "starting worker %u: %m", started);
+			raise(SIGTERM);
 			break;
 		}
 	}
 	al_worker_main(&s->workers[0]);
 	for (uint32_t i = 1; i < started; i++)
 		pthread_join(s->workers[i].thread, NULL);
+	return r;
 }
 
 void al_workers_fini(al_svc *s)

@@ -172,10 +172,18 @@ static int ino_h_statfs(ino_session *ss, const ino_creds *c, const cm_fs_req *rq
 			cm_fs_resp *rs, uint8_t *data)
 {
 	struct ino_statfs st;
+	uint64_t bfree, ffree;
 	int r = ino_statfs(ss->svc->fs, &st);
 
 	if (r < 0)
 		return r;
+	/* The free counts: alloc-svc's fuzzy counters, as ext3_statfs reads
+	 * its percpu counters (the descriptors' sums before it runs). */
+	if (ino_txn_free_counts(ss->svc, &bfree, &ffree) == 0) {
+		st.bfree = bfree;
+		st.bavail = bfree > st.reserved ? bfree - st.reserved : 0;
+		st.ffree = ffree;
+	}
 	/* As ext3_statfs reports it (bsddf): metadata is not counted. */
 	rs->statfs = (cm_fs_statfs){
 		.blocks = st.blocks - st.overhead, .bfree = st.bfree, .bavail = st.bavail,
@@ -219,19 +227,19 @@ static const struct {
 	[CM_FS_READDIR] = {ino_h_readdir, "readdir", true, true},
 	[CM_FS_READ] = {ino_h_read, "read", true, true},
 	[CM_FS_READLINK] = {ino_h_readlink, "readlink", true, true},
-	[CM_FS_STATFS] = {ino_h_statfs, "statfs", false},
+	[CM_FS_STATFS] = {ino_h_statfs, "statfs", false, false},
 	[CM_FS_ACCESS] = {ino_h_access, "access", true, true},
-	[CM_FS_FORGET] = {ino_h_forget, "forget", false},
-	[CM_FS_MKNOD] = {ino_h_mknod, "mknod", true},
-	[CM_FS_SYMLINK] = {ino_h_symlink, "symlink", true},
-	[CM_FS_LINK] = {ino_h_link, "link", true},
-	[CM_FS_UNLINK] = {ino_h_unlink, "unlink", true},
-	[CM_FS_RMDIR] = {ino_h_rmdir, "rmdir", true},
-	[CM_FS_RENAME] = {ino_h_rename, "rename", true},
-	[CM_FS_WRITE] = {ino_h_write, "write", true},
-	[CM_FS_SETATTR] = {ino_h_setattr, "setattr", true},
-	[CM_FS_FSYNC] = {ino_h_fsync, "fsync", true},
-	[CM_FS_SYNC] = {ino_h_sync, "sync", false},
+	[CM_FS_FORGET] = {ino_h_forget, "forget", false, false},
+	[CM_FS_MKNOD] = {ino_h_mknod, "mknod", true, false},
+	[CM_FS_SYMLINK] = {ino_h_symlink, "symlink", true, false},
+	[CM_FS_LINK] = {ino_h_link, "link", true, false},
+	[CM_FS_UNLINK] = {ino_h_unlink, "unlink", true, false},
+	[CM_FS_RMDIR] = {ino_h_rmdir, "rmdir", true, false},
+	[CM_FS_RENAME] = {ino_h_rename, "rename", true, false},
+	[CM_FS_WRITE] = {ino_h_write, "write", true, false},
+	[CM_FS_SETATTR] = {ino_h_setattr, "setattr", true, false},
+	[CM_FS_FSYNC] = {ino_h_fsync, "fsync", true, false},
+	[CM_FS_SYNC] = {ino_h_sync, "sync", false, false},
 };
 
 /* The caller's credentials: the peer's, or those it passes if privileged. */

@@ -119,8 +119,6 @@ void ino_thread_bdev_close(void);
 int ino_txn_setup(ino_svc *s);
 int ino_txn_start(ino_svc *s, const ino_creds *c, int credits, ino_txn **ret);
 int ino_txn_stop(ino_txn *t, uint32_t *tid);
-/* Makes ino_txn_stop wait until the transaction is durable (O_SYNC). */
-void ino_txn_set_sync(ino_txn *t);
 /* Returns once transaction tid is durable (fsync); 0 or -EIO. */
 int ino_txn_wait(ino_svc *s, uint32_t tid);
 /* Commits the running transaction and waits for it (sync). */

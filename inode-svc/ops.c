@@ -188,3 +188,13 @@ int ino_op_lock_entry(ino_svc *s, const ino_creds *c, uint32_t dirino, const cha
 			return r;
 	}
 }
+
+bool ino_op_retry(ino_svc *s, int r, int *retries)
+{
+	if ((r != -ENOSPC && r != -ENOMEM) || (*retries)++ >= INO_RETRIES)
+		return false;
+	/* Blocks freed by a transaction not yet committed are not usable
+	 * yet (ext3_should_retry_alloc), and buffers it pins cannot be
+	 * evicted: commit it, then try again. */
+	return ino_txn_sync(s) == 0;
+}

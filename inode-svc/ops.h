@@ -73,6 +73,14 @@ int ino_op_lock_entry(ino_svc *s, const ino_creds *c, uint32_t dirino, const cha
 int ino_op_unlinked(ino_svc *s, ino_txn *t, ino_inode *in);
 /* Frees an orphaned inode whose last hold went (grant.c calls it). */
 void ino_op_release(ino_svc *s, uint32_t ino);
+/* After a transaction failed with r: true when a commit was made for
+ * another try, at most INO_RETRIES per operation: r is -ENOSPC (the
+ * commit makes the blocks and inodes freed before it usable) or -ENOMEM
+ * (the buffer cache is full of buffers the running transaction pins: its
+ * ordered data and metadata; the commit writes the data home and lets the
+ * journal checkpoint the rest). Called with no transaction open. */
+#define INO_RETRIES 3
+bool ino_op_retry(ino_svc *s, int r, int *retries);
 /* Stops t and notes its tid for the n inodes it changed. */
 int ino_op_stop(ino_txn *t, const uint32_t *inos, unsigned n, bool data);
 

@@ -61,6 +61,8 @@ static int ino_write_loop(ino_svc *s, const ino_creds *c, ino_inode *in, const u
 	ino_txn *t;
 	int r = 0;
 
+	int retries = 0;
+
 	*done = 0;
 	while (*done < len) {
 		size_t chunk = ino_write_chunk(s, off + *done, len - *done);
@@ -76,6 +78,8 @@ static int ino_write_loop(ino_svc *s, const ino_creds *c, ino_inode *in, const u
 		r = ino_op_stop(t, &in->ino, 1, true);
 		if (n < 0)
 			r = (int)n;
+		if (ino_op_retry(s, r, &retries))
+			continue;
 		if (r < 0)
 			break;
 		*done += (size_t)n;

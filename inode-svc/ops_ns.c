@@ -139,23 +139,25 @@ static int ino_create(ino_session *ss, const ino_creds *c, const cm_fs_req *rq,
 	ino_inode dir, in;
 	ino_ilockset ls;
 	ino_txn *t;
-	int r;
+	int r, retries = 0;
 
 	if (rq->ino == 0 || rq->ino > UINT32_MAX)
 		return -EINVAL;
 	ino_ilock(&ls, &dirino, 1);
-	r = ino_create_check(s, c, rq, dirino, &dir);
-	if (r == 0 && S_ISDIR(nw->mode) && dir.links >= INO_LINK_MAX)
-		r = -EMLINK;
-	if (r == 0)
-		r = ino_txn_start(s, c, INO_CRED_CREATE, &t);
-	if (r == 0) {
-		r = ino_create_txn(s, c, t, &dir, rq, nw, &in);
-		inos[0] = dirino;
-		inos[1] = r == 0 ? in.ino : 0;
-		int st = ino_op_stop(t, inos, 2, true);
-		r = r < 0 ? r : st;
-	}
+	do {
+		r = ino_create_check(s, c, rq, dirino, &dir);
+		if (r == 0 && S_ISDIR(nw->mode) && dir.links >= INO_LINK_MAX)
+			r = -EMLINK;
+		if (r == 0)
+			r = ino_txn_start(s, c, INO_CRED_CREATE, &t);
+		if (r == 0) {
+			r = ino_create_txn(s, c, t, &dir, rq, nw, &in);
+			inos[0] = dirino;
+			inos[1] = r == 0 ? in.ino : 0;
+			int st = ino_op_stop(t, inos, 2, true);
+			r = r < 0 ? r : st;
+		}
+	} while (ino_op_retry(s, r, &retries));
 	ino_iunlock(&ls);
 	if (r == 0)
 		r = ino_grant_add(ss, in.ino);
@@ -216,7 +218,7 @@ int ino_h_link(ino_session *ss, const ino_creds *c, const cm_fs_req *rq, cm_fs_r
 	ino_inode dir, in;
 	ino_ilockset ls;
 	ino_txn *t;
-	int r;
+	int r, retries = 0;
 
 	(void)data;
 	r = ino_grant_check(ss, rq->ino2);
@@ -225,27 +227,29 @@ int ino_h_link(ino_session *ss, const ino_creds *c, const cm_fs_req *rq, cm_fs_r
 	inos[0] = (uint32_t)rq->ino;
 	inos[1] = (uint32_t)rq->ino2;
 	ino_ilock(&ls, inos, 2);
-	r = ino_create_check(s, c, rq, rq->ino2, &dir);
-	if (r == 0)
-		r = ino_op_read(s, rq->ino, &in);
-	if (r == 0 && S_ISDIR(in.mode))
-		r = -EPERM;
-	if (r == 0 && in.links == 0)
-		r = -ENOENT;
-	if (r == 0 && in.links >= INO_LINK_MAX)
-		r = -EMLINK;
-	if (r == 0)
-		r = ino_txn_start(s, c, INO_CRED_DIR_ADD + 2 * INO_CRED_INODE, &t);
-	if (r == 0) {
-		r = ino_dir_add(s->fs, t, &dir, rq->name, rq->namelen, in.ino, in.mode);
+	do {
+		r = ino_create_check(s, c, rq, rq->ino2, &dir);
+		if (r == 0)
+			r = ino_op_read(s, rq->ino, &in);
+		if (r == 0 && S_ISDIR(in.mode))
+			r = -EPERM;
+		if (r == 0 && in.links == 0)
+			r = -ENOENT;
+		if (r == 0 && in.links >= INO_LINK_MAX)
+			r = -EMLINK;
+		if (r == 0)
+			r = ino_txn_start(s, c, INO_CRED_DIR_ADD + 2 * INO_CRED_INODE, &t);
 		if (r == 0) {
-			in.links++;
-			ino_inode_touch(t, &in, false);
-			r = ino_inode_write(s->fs, t, &in);
+			r = ino_dir_add(s->fs, t, &dir, rq->name, rq->namelen, in.ino, in.mode);
+			if (r == 0) {
+				in.links++;
+				ino_inode_touch(t, &in, false);
+				r = ino_inode_write(s->fs, t, &in);
+			}
+			int st = ino_op_stop(t, inos, 2, true);
+			r = r < 0 ? r : st;
 		}
-		int st = ino_op_stop(t, inos, 2, true);
-		r = r < 0 ? r : st;
-	}
+	} while (ino_op_retry(s, r, &retries));
 	ino_iunlock(&ls);
 	if (r == 0)
 		r = ino_grant_add(ss, in.ino);

@@ -162,7 +162,7 @@ static int ino_rn_txn(ino_svc *s, ino_txn *t, struct ino_rn *x)
 	if (r == 0 && x->tgtino) {
 		if (S_ISDIR(x->tgt.mode) && nd->links > 0)
 			nd->links--; /* the target's ".." */
-		x->tgt.links = S_ISDIR(x->tgt.mode) ? 0 : x->tgt.links - 1;
+		x->tgt.links = S_ISDIR(x->tgt.mode) || x->tgt.links == 0 ? 0 : x->tgt.links - 1;
 		ino_inode_touch(t, &x->tgt, false);
 		r = ino_op_unlinked(s, t, &x->tgt);
 	}
@@ -185,7 +185,7 @@ int ino_h_rename(ino_session *ss, const ino_creds *c, const cm_fs_req *rq, cm_fs
 	ino_svc *s = ss->svc;
 	ino_ilockset ls;
 	ino_txn *t;
-	int r, rn;
+	int r, rn, retries = 0;
 
 	(void)rs;
 	if (rq->flags & ~CM_FS_RENAME_NOREPLACE)
@@ -207,8 +207,10 @@ int ino_h_rename(ino_session *ss, const ino_creds *c, const cm_fs_req *rq, cm_fs
 	x.ndirino = (uint32_t)rq->ino2;
 	if (x.odirino != x.ndirino)
 		ino_rename_lock();
-	r = ino_rn_lock(s, c, &x, &ls);
-	if (r == 0) {
+	do {
+		r = ino_rn_lock(s, c, &x, &ls);
+		if (r < 0)
+			break;
 		r = ino_rn_check(s, c, &x, rq->flags);
 		if (r == 0)
 			r = ino_txn_start(s, c, INO_CRED_RENAME, &t);
@@ -219,7 +221,7 @@ int ino_h_rename(ino_session *ss, const ino_creds *c, const cm_fs_req *rq, cm_fs
 			r = r < 0 ? r : st;
 		}
 		ino_iunlock(&ls);
-	}
+	} while (ino_op_retry(s, r, &retries));
 	if (x.odirino != x.ndirino)
 		ino_rename_unlock();
 	return r < 0 ? r : 0;

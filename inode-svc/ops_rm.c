@@ -51,7 +51,7 @@ static int ino_remove(ino_session *ss, const ino_creds *c, const cm_fs_req *rq, 
 			dir.links--; /* the child's ".." */
 		r = ino_dir_remove(s->fs, t, &dir, rq->name, rq->namelen, &gone);
 		if (r == 0) {
-			in.links = isdir ? 0 : in.links - 1;
+			in.links = isdir || in.links == 0 ? 0 : in.links - 1;
 			ino_inode_touch(t, &in, false);
 			r = ino_op_unlinked(s, t, &in);
 		}

@@ -88,11 +88,6 @@ int ino_txn_stop(ino_txn *t, uint32_t *tid)
 	return t->err ? t->err : r;
 }
 
-void ino_txn_set_sync(ino_txn *t)
-{
-	jbd_handle_set_sync(t->h);
-}
-
 /* data=writeback: file data is only dirty in the cache, never ordered
  * before a commit, so durability writes it out. */
 static int ino_txn_flush_data(ino_svc *s)

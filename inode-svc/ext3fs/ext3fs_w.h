@@ -170,8 +170,11 @@ int ino_orphans_process(ino_fs *fs, ino_txn *(*start)(void *ctx, int credits),
  * caller checked has no such name: in the first block with room, else a
  * new block at the end (dir's size grows); an indexed directory gets the
  * entry through its htree, splitting a full leaf (or, where ext3 would,
- * the index flag is cleared). Sets dir's mtime and ctime and writes dir.
- * -ENOSPC, -EMLINK never (the caller checks links). */
+ * the index flag is cleared); a one-block directory whose block is full
+ * is indexed when the fs has dir_index. Sets dir's mtime and ctime and
+ * writes dir. -ENOSPC (no block, or a full two-level index), -EEXIST (the
+ * name found on the way), -EINVAL ("." or ".."), -ENAMETOOLONG; -EMLINK
+ * never (the caller checks links). */
 int ino_dir_add(ino_fs *fs, ino_txn *t, ino_inode *dir, const char *name, size_t namelen,
 		uint32_t ino, uint16_t mode);
 /* Removes the entry name, merging its space into the entry before it (or
@@ -184,7 +187,8 @@ int ino_dir_remove(ino_fs *fs, ino_txn *t, ino_inode *dir, const char *name,
 int ino_dir_retarget(ino_fs *fs, ino_txn *t, ino_inode *dir, const char *name,
 		     size_t namelen, uint32_t ino, uint16_t mode);
 /* A new directory's first block with "." and ".." (parent); sets size to
- * one block. The caller writes newdir after setting its links. */
+ * one block. The caller writes newdir after setting its links; its
+ * transaction holds INO_CRED_BLOCK + 1 for this. */
 int ino_dir_init(ino_fs *fs, ino_txn *t, ino_inode *newdir, uint32_t parent);
 /* 1 if dir holds only "." and "..", 0 if not, or -errno. */
 int ino_dir_is_empty(ino_fs *fs, const ino_inode *dir);

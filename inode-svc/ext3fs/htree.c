@@ -4,11 +4,12 @@
  * the dx_root (and one level of dx_node), search the leaf, and continue to
  * the next leaf while its starting hash says the collision run goes on.
  *
+ * The probe (ino_dx_probe) is shared with the write side (htree_w.c).
  * A malformed index is reported as INO_BAD_DX with the block and reason
  * (never logged here): ino_dir_lookup() logs it once and searches
  * linearly, as ext3 does on ERR_BAD_DX_DIR.  Depth is at most 2 frames
  * (EXT3_DX_MAX_INDIRECT), the leaf walk at most the directory's blocks;
- * every frame's block is put before returning.
+ * every frame's block is put before returning (ino_dx_put for a probe).
  */
 #include "internal.h"
 

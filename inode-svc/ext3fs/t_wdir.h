@@ -38,6 +38,7 @@ struct t_dir {
 	uint64_t rng;
 	int worst_credits;              /* most blocks one add changed */
 	long failures;                  /* operations that did not return 0 */
+	size_t foreign;                 /* entries named "k-<n>" the kernel made */
 };
 
 /* Makes the directory label in the root of the open image (wf.w), with
@@ -56,7 +57,7 @@ int t_dir_retarget(struct t_dir *d, ino_inode *dir, size_t i);
  * retargets evenly; names of want_len (0: random). */
 void t_dir_churn(struct t_dir *d, ino_inode *dir, long n, unsigned padd, unsigned want_len);
 /* Every name looks up (and through the index when there is one), readdir
- * lists exactly the model with the right file types. */
+ * lists exactly the model with the right file types, and foreign names. */
 bool t_dir_check(struct t_dir *d, const char *what);
 /* Writes the targets' link counts (1 + refs) into the open image. */
 bool t_dir_settle(struct t_dir *d);

@@ -1,9 +1,10 @@
 /*
  * test-ext3fs-dir.c - libext3fs's directory writes (dir_w, htree_w) over
- * t_wtxn, on fresh `mke2fs -t ext3` images with 1 KiB and 4 KiB blocks,
- * with dir_index (half-MD4 signed, TEA unsigned) and without: thousands of
- * seeded random adds, removes and retargets in linear and indexed
- * directories, 255-byte names up to two-level trees, the conversion of a
+ * t_wtxn, on fresh `mke2fs -t ext3` images with 1, 4 and 64 KiB blocks,
+ * with dir_index (half-MD4 signed, TEA unsigned, legacy) and without:
+ * thousands of seeded random adds, removes and retargets in linear and
+ * indexed directories, 255-byte names up to two-level trees, the kernel
+ * changing what the library built and back, flipped bits, the conversion of a
  * full first block, removing everything and adding again, a directory
  * moved (".."), corrupt leaves and roots, and a tree filled until -ENOSPC.
  * Every name is read back through the read side (lookup, the index alone,
@@ -26,12 +27,18 @@ static const struct cfg {
 	uint32_t bs;
 	bool dx;
 	const char *tune[4];    /* debugfs commands after mke2fs */
+	const char *size;       /* of the image */
+	long nlong;             /* 255-byte names in "long" */
+	int levels;             /* indirect_levels they make (-1: linear) */
+	bool small_only;        /* 64 KiB blocks: no kernel, no fuzzing */
 } cfgs[] = {
-	{ 1024, true, { "ssv hash_seed 0f1e2d3c-4b5a-6978-8796-a5b4c3d2e1f0" } },
-	{ 1024, false, { "feature -dir_index" } },
+	{ 1024, true, { "ssv hash_seed 0f1e2d3c-4b5a-6978-8796-a5b4c3d2e1f0" }, "16M", 1500, 1,
+	  false },
+	{ 1024, false, { "feature -dir_index" }, "16M", 1500, -1, false },
 	{ 4096, true, { "ssv hash_seed 12345678-9abc-def0-1234-56789abcdef0",
-			"ssv def_hash_version tea", "ssv flags 2" } },
-	{ 4096, false, { "feature -dir_index" } },
+			"ssv def_hash_version tea", "ssv flags 2" }, "16M", 7000, 1, false },
+	{ 4096, false, { "feature -dir_index" }, "16M", 7000, -1, false },
+	{ 65536, true, { "ssv def_hash_version legacy" }, "128M", 1000, 0, true },
 };
 static const struct cfg *cfg;
 static unsigned seed = 12;
@@ -159,7 +166,7 @@ static void t_random(struct t_dir *d)
  * fills and a second level appears; then everything goes and comes back. */
 static void t_long(struct t_dir *d)
 {
-	long n = cfg->bs == 1024 ? 1500 : 7000;
+	long n = cfg->nlong;
 	bool converted = false;
 	uint64_t size;
 	char name[256];
@@ -182,8 +189,9 @@ static void t_long(struct t_dir *d)
 	if (!cfg->dx)
 		t_ok(!converted, "long: no index without dir_index");
 	t_is_int(d->failures, 0, "long: %ld names of 255 bytes added", n);
-	t_is_int(t_dir_levels(&dir), cfg->dx ? 1 : -1, "long: %s",
-		 cfg->dx ? "the tree has two levels" : "linear");
+	t_is_int(t_dir_levels(&dir), cfg->levels, "long: %s",
+		 cfg->levels < 0 ? "linear" : cfg->levels ? "the tree has two levels" :
+		 "the tree has one level");
 	t_ok(d->worst_credits <= INO_CRED_DIR_ADD, "long: an add changes at most %d blocks (%d)",
 	     INO_CRED_DIR_ADD, d->worst_credits);
 	t_dir_check(d, "long");
@@ -296,6 +304,114 @@ static void t_corrupt(struct t_dir *d)
 	close_check(d, "corrupt");
 }
 
+static bool expected(int r)
+{
+	return r == 0 || r == 1 || r == -EUCLEAN || r == -ENOENT || r == -EEXIST ||
+	       r == -ENOSPC;
+}
+
+/* One operation of each kind on a copy of d's directory with one random
+ * byte of one of its blocks changed, n times: each returns a result the
+ * API allows, and puts every block it got (the image is not checked). */
+static void t_fuzz(struct t_dir *d, int n)
+{
+	uint8_t *copy = malloc(wf.w.size), *b;
+	long odd = 0, held = 0, changed = 0;
+	char name[256], out[256];
+	uint64_t pblk = 0, nb;
+	ino_inode dir, keep;
+	uint32_t ino;
+	uint8_t len;
+
+	if (!copy || !t_wopen() || !t_dir_inode(d, &keep) || d->n == 0) {
+		free(copy);
+		return;
+	}
+	memcpy(copy, wf.w.mem, wf.w.size);
+	nb = keep.size / wf.bs;
+	t_stderr_begin();
+	for (int i = 0; i < n; i++) {
+		struct t_ent *e = d->v[(size_t)i % d->n];
+		int r[6];
+
+		memcpy(wf.w.mem, copy, wf.w.size);
+		dir = keep;
+		/* the root, the leaf the removal reads, any block */
+		if (i % 3 == 1)
+			b = block_with(&dir, e);
+		else if (ino_bmap(fs(), &dir, i % 3 ? (uint64_t)i % nb : 0, &pblk) == 0 && pblk)
+			b = wf.w.mem + pblk * wf.bs;
+		else
+			b = NULL;
+		if (!b)
+			continue;
+		/* the headers and the index are where the checks matter */
+		b[i % 3 ? (size_t)((i * 7919u) % 64) : (size_t)((i * 7919u) % wf.bs)] ^=
+			(uint8_t)(1u << (i % 8));
+		t_dir_name(d, name, &len, 0);
+		r[0] = ino_dir_add(fs(), &wf.t, &dir, name, len, d->pool[0], d->pool_mode[0]);
+		r[1] = ino_dir_remove(fs(), &wf.t, &dir, e->name, e->len, &ino);
+		r[2] = ino_dir_retarget(fs(), &wf.t, &dir, d->v[0]->name, d->v[0]->len,
+					d->pool[1], d->pool_mode[1]);
+		r[3] = ino_dir_is_empty(fs(), &dir);
+		r[4] = ino_dir_parent(fs(), &dir, &ino);
+		r[5] = ino_dir_set_parent(fs(), &wf.t, &dir, EXT3_ROOT_INO);
+		for (int k = 0; k < 6; k++)
+			odd += !expected(r[k]);
+		changed += r[0] != 0 || r[1] != 0;
+		held += wf.w.held != 0;
+		wf.w.held = 0;
+	}
+	t_stderr_end(out, sizeof(out));
+	t_is_int(odd, 0, "fuzz: %d directories with a flipped bit give only results the API "
+		 "allows (%ld with an error)", n, changed);
+	t_is_int(held, 0, "fuzz: and put every block");
+	memcpy(wf.w.mem, copy, wf.w.size);
+	free(copy);
+	t_wimg_close(&wf.w);
+}
+
+/* The kernel adds to and removes from a directory the library built, the
+ * library then finds the kernel's names and goes on changing it. */
+static void t_kernel_rw(struct t_dir *d)
+{
+	uint32_t ino;
+	ino_inode dir;
+	int bad = 0, dxbad = 0;
+	char name[32], sh[128];
+
+	if (!wf.kernel_ok) {
+		t_skip("not root or no loop ext3 mount", "the kernel changes the directory");
+		return;
+	}
+	t_is_int(t_kernel_run(wf.img, "rw", "for i in $(seq 1 600); do : >rand/k-$i || exit 1; "
+			      "done; for i in $(seq 1 2 200); do rm rand/k-$i || exit 1; done"),
+		 0, "the kernel adds 600 files to rand and removes 100");
+	d->foreign = 500;
+	t_fsck_clean("kernel changes");
+	if (!t_wopen() || !t_dir_inode(d, &dir))
+		return;
+	for (int i = 1; i <= 600; i++) {
+		int want = i <= 200 && i % 2 ? -ENOENT : 0;
+		int r;
+
+		snprintf(name, sizeof(name), "k-%d", i);
+		bad += ino_dir_lookup(fs(), &dir, name, strlen(name), &ino) != want;
+		r = ino_dx_lookup(fs(), &dir, name, strlen(name), &ino);
+		dxbad += r != want && r != -ENODATA;
+	}
+	t_ok(bad == 0 && dxbad == 0, "the library finds the kernel's names (%d wrong, %d through "
+	     "the index)", bad, dxbad);
+	t_is_int(indexed(&dir), cfg->dx, "rand is still %s", cfg->dx ? "indexed" : "linear");
+	t_dir_churn(d, &dir, 2000, 50, 0);
+	t_is_int(d->failures, 0, "2000 more changes by the library");
+	t_dir_check(d, "after the kernel");
+	close_check(d, "after the kernel");
+	snprintf(sh, sizeof(sh), "[ $(ls -f rand | wc -l) -eq %zu ]", 2 + d->foreign + d->n);
+	t_is_int(t_kernel_run(wf.img, "ro", sh), 0, "the kernel lists %zu entries in rand",
+		 2 + d->foreign + d->n);
+}
+
 /* Adds 255-byte names to a 1 KiB-block directory until the two-level
  * index is full. */
 static void t_full(void)
@@ -366,16 +482,24 @@ static void run_cfg(const struct cfg *c)
 	wf.apb = c->bs / 4;
 	snprintf(wf.img, sizeof(wf.img), "%s/img-%u-%s", wf.dir, c->bs, c->dx ? "dx" : "linear");
 	t_diag("blocks of %u, %s", c->bs, c->dx ? "dir_index" : "no dir_index");
-	if (!t_is_int(t_mkimg("16M"), 0, "mke2fs") || !tune())
+	if (!t_is_int(t_mkimg(c->size), 0, "mke2fs") || !tune())
 		return;
 	memset(dirs, 0, sizeof(dirs));
 	t_basic();
 	t_random(&dirs[0]);
 	t_long(&dirs[1]);
 	t_move_dir();
+	if (c->small_only) {
+		t_dir_free(&dirs[0]);
+		t_dir_free(&dirs[1]);
+		return;
+	}
 	t_kernel(dirs, 2);
-	if (c->dx)
+	t_kernel_rw(&dirs[0]);
+	if (c->dx) {
+		t_fuzz(&dirs[0], 900);
 		t_corrupt(&dirs[1]);
+	}
 	t_dir_free(&dirs[0]);
 	t_dir_free(&dirs[1]);
 	if (c->bs == 1024 && c->dx)

@@ -78,7 +78,7 @@ t_ok $? "uid 65534 walks /pub through libext3d"
 t_is "$(cut -f1 "$T_TMP/walk" | tr '\n' ' ')" "/file /sub " "and sees each entry"
 t_is "$(as_nobody "$T_EXT3D" --instance $n cat /pub/file /pub/file)" "pub
 pub" "uid 65534 cats the same file twice in one session"
-t_is "$(as_nobody "$T_EXT3D" --instance $n ls -R /pub | tr '\n' ' ')" \
+t_is "$(as_nobody "$T_EXT3D" --instance $n ls -aR /pub | tr '\n' ' ')" \
 	"/pub: . .. file sub  /pub/sub: . .. " "uid 65534 lists a tree by path"
 t_is "$(as_nobody "$T_EXT3D" --instance $n stat /private/secret 2>&1)" \
 	"ext3d: /private/secret: Permission denied" "stat inside a 0700 directory: EACCES"

@@ -4,9 +4,11 @@
 # every op with its error cases as root (wops scripts: each line an op and
 # the answer the kernel gives), the same as uid 65534 against permissions
 # and a sticky directory, data written and read back, truncate shrink and
-# grow, fsync / fdatasync / sync, a file unlinked while another session
-# holds it freed when that session lets go and, when the group restarts
-# first, by the orphan list at start. Then shutdown: e2fsck -fn clean,
+# grow, fsync / fdatasync / sync (fsync commits at once; fdatasync skips a
+# change of timestamps only), a file unlinked while another session
+# holds it freed when that session forgets it or ends and, when the group
+# restarts first, by the orphan list at start. A small image is filled to
+# ENOSPC and out of inodes. Then shutdown: e2fsck -fn clean,
 # debugfs reads back names, sizes, modes and bytes, and a kernel loop
 # mount (read-only) shows the tree libext3d showed.
 set -u
@@ -50,7 +52,8 @@ check() {
 a_start() {
 	rm -f "$T_TMP/a.in" "$T_TMP/a.out"
 	mkfifo "$T_TMP/a.in"
-	"$wops" --instance "$n" <"$T_TMP/a.in" >"$T_TMP/a.out" 2>&1 &
+	: >"$T_TMP/a.out"
+	"$wops" --instance "$n" <"$T_TMP/a.in" >>"$T_TMP/a.out" 2>&1 &
 	a_pid=$!
 	exec 3>"$T_TMP/a.in"
 }
@@ -235,6 +238,23 @@ EOF
 		t_skip "needs root and setpriv" "uid 65534's permission checks ($mode)"
 	fi
 
+	# fsync commits at once, not at the 5 s timer; fdatasync does not
+	# commit for a change of timestamps only.
+	jseq() { t_field $n journal.commit_sequence; }
+	printf 'mknod /fs 0100644\nwrite /fs 0 abc\n' | "$wops" --instance $n >/dev/null
+	s0=$(jseq) t0=$(date +%s%N)
+	echo "fsync /fs" | "$wops" --instance $n >"$T_TMP/o"
+	ms=$((($(date +%s%N) - t0) / 1000000))
+	t_ok "$([ "$(cat "$T_TMP/o")" = ok ] && [ $ms -lt 2000 ] && [ "$(jseq)" -gt "$s0" ]; echo $?)" \
+		"fsync forces the commit holding the write: ${ms} ms ($mode)"
+	echo "setattr /fs mtime=5.0" | "$wops" --instance $n >/dev/null
+	s0=$(jseq)
+	echo "fsync /fs data" | "$wops" --instance $n >"$T_TMP/o"
+	t_is "$(cat "$T_TMP/o") $(jseq)" "ok $s0" "fdatasync skips a commit of timestamps only ($mode)"
+	echo "fsync /fs" | "$wops" --instance $n >"$T_TMP/o"
+	t_ok "$([ "$(cat "$T_TMP/o")" = ok ] && [ "$(jseq)" -gt "$s0" ]; echo $?)" \
+		"fsync does commit it ($mode)"
+
 	# A file unlinked while another session holds it: freed at the forget.
 	a_start
 	t_is "$(a mknod /held 0100644)" "ok mode=100644 nlink=1 uid=0 gid=0 size=0 blocks=0" \
@@ -250,6 +270,16 @@ EOF
 	t_is "$(a forget $hino)" ok "session A forgets it ($mode)"
 	a_stop
 	hino1=${hino#ino:}
+	# Held, unlinked, and the holding session ends without a forget.
+	a_start
+	a mknod /held3 0100644 >/dev/null
+	a fill /held3 0 30000 5 >/dev/null
+	hino=$(a hold /held3 | sed 's/^ok //')
+	printf 'unlink /held3\n' | "$wops" --instance $n >/dev/null
+	t_is "$(a stat $hino | cut -d' ' -f1-3)" "ok mode=100644 nlink=0" \
+		"another unlinked file still held ($mode)"
+	a_stop
+	hino3=${hino#ino:}
 	# The same, but the group restarts while the file is held.
 	a_start
 	a mknod /held2 0100644 >/dev/null
@@ -271,7 +301,7 @@ EOF
 	rc=$?
 	t_ok $rc "e2fsck -fn finds nothing to fix ($mode)"
 	[ $rc -ne 0 ] && grep -v '^Pass\|^e2fsck' "$T_TMP/fsck" | head -10 | sed 's/^/# /'
-	for k in $hino1 $hino2; do
+	for k in $hino1 $hino2 $hino3; do
 		debugfs -R "testi <$k>" "$img" 2>/dev/null | grep -q "not in use"
 		t_ok $? "the unlinked inode $k was freed ($mode)"
 	done
@@ -300,5 +330,44 @@ EOF
 		t_skip "needs root and a loop mount" "the kernel's view of the tree ($mode)"
 	fi
 done
+
+# Full: blocks run out (a non-root writer stops at the reserved blocks,
+# root goes on into them), then inodes; ENOSPC each time, a consistent
+# image, and space freed is written again.
+n=t-wops-full img=$T_TMP/img-full
+mke2fs -q -F -t ext3 -b 1024 -N 32 "$img" 4M >/dev/null 2>&1
+t_instance_start $n "$T_TOP/compose/ext3d.compose" --set "IMAGE=$img" --set BLOCKDEV_ARGS=
+t_ok $? "instance on a 4 MiB image with 32 inodes ready"
+printf 'mkdir /pub 0777\nsetattr /pub mode=0777\n' | "$wops" --instance $n >/dev/null
+if [ -n "$can_drop" ]; then
+	printf 'mknod /pub/u 0100644\nfill /pub/u 0 8000000 1\nfill /pub/u 8000000 4096 2\n' |
+		as_nobody "$wops" --instance $n >"$T_TMP/o"
+	t_is "$(sed -n 3p "$T_TMP/o")" ENOSPC "uid 65534 writes until ENOSPC"
+	t_ok "$(sed -n 2p "$T_TMP/o" | grep -q '^ok [0-9]'; echo $?)" \
+		"its big write came back short: $(sed -n 2p "$T_TMP/o" | cut -d' ' -f1-2)"
+	printf 'mknod /r 0100644\nfill /r 0 4096 3\n' | "$wops" --instance $n >"$T_TMP/o"
+	t_is "$(sed -n 2p "$T_TMP/o" | cut -d' ' -f1-2)" "ok 4096" \
+		"root still writes into the reserved blocks"
+else
+	t_skip "needs root and setpriv" "the reserved blocks"
+	t_skip "needs root and setpriv" "the reserved blocks"
+	t_skip "needs root and setpriv" "the reserved blocks"
+fi
+printf 'mknod /rr 0100644\nfill /rr 0 8000000 4\nfill /rr 8000000 4096 5\n' |
+	"$wops" --instance $n >"$T_TMP/o"
+t_is "$(sed -n 3p "$T_TMP/o")" ENOSPC "root writes until ENOSPC"
+for i in $(seq 40); do echo "mknod /i$i 0100644"; done | "$wops" --instance $n >"$T_TMP/o"
+t_is "$(grep -c '^ok' "$T_TMP/o") $(sort -u "$T_TMP/o" | grep -v '^ok')" "$(grep -c '^ok' "$T_TMP/o") ENOSPC" \
+	"creates fail with ENOSPC once the inodes run out ($(grep -c '^ok' "$T_TMP/o") made)"
+{ for i in $(seq 40); do echo "unlink /i$i"; done; echo "unlink /rr"; echo "unlink /pub/u"
+  echo "mknod /again 0100644"; echo "fill /again 0 100000 6"; echo sync; } |
+	"$wops" --instance $n >"$T_TMP/o"
+t_is "$(tail -3 "$T_TMP/o" | cut -d' ' -f1-2 | tr '\n' ' ')" "ok mode=100644 ok 100000 ok " \
+	"after unlinking, a new file and its bytes fit again"
+t_instance_stop $n
+e2fsck -fn "$img" >"$T_TMP/fsck" 2>&1
+rc=$?
+t_ok $rc "e2fsck -fn finds nothing to fix after ENOSPC"
+[ $rc -ne 0 ] && grep -v '^Pass\|^e2fsck' "$T_TMP/fsck" | head -10 | sed 's/^/# /'
 
 t_done

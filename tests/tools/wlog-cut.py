@@ -14,6 +14,8 @@ its sectors garbage.
   wlog-cut info LOG                     counts: writes, flushes, boundaries
   wlog-cut list LOG [--block-size=BS]   one line per record; blocks that
                                         begin with a JBD header are named
+  wlog-cut offsets LOG                  "K BYTES" for every boundary K: how
+                                        many bytes of the log precede it
   wlog-cut cut BASE LOG K OUT [--seed=S] [--tear] [--atomic=RANGES]
   wlog-cut each BASE LOG DIR [--seeds=N] [--tear] [--atomic=RANGES]
                                         DIR/cut-K.img for every K, and
@@ -51,7 +53,8 @@ class LogError(Exception):
 
 class WriteLog:
     """A parsed write log: writes[i] = (sector, nsect, data offset, flags);
-    flush_at[K] = how many writes precede flush boundary K."""
+    flush_at[K] = how many writes precede flush boundary K; flush_pos[K] =
+    how many bytes of the log precede it."""
 
     def __init__(self, path):
         with open(path, "rb") as f:
@@ -64,6 +67,7 @@ class WriteLog:
         self.path = path
         self.writes = []
         self.flush_at = [0]
+        self.flush_pos = [len(FILE_MAGIC)]
         self.fua = 0
         self.truncated = 0
         self._parse(size)
@@ -80,6 +84,7 @@ class WriteLog:
             pos += REC.size
             if op == OP_FLUSH:
                 self.flush_at.append(len(self.writes))
+                self.flush_pos.append(pos)
                 continue
             if op != OP_WRITE or nsect == 0:
                 raise LogError("%s: record at byte %d: op %d, nsect %d" %
@@ -257,6 +262,9 @@ def main(argv):
             print("writes %d flushes %d boundaries %d fua %d trailing %d truncated %d" %
                   (len(log.writes), log.flushes, log.flushes + 1, log.fua,
                    len(log.window(log.flushes)), log.truncated))
+        elif cmd == "offsets" and len(rest) == 1:
+            for k, pos in enumerate(WriteLog(rest[0]).flush_pos):
+                print("%d %d" % (k, pos))
         elif cmd == "list" and len(rest) == 1:
             cmd_list(WriteLog(rest[0]), bs)
         elif cmd == "cut" and len(rest) == 4:

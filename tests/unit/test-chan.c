@@ -5,7 +5,8 @@
  * was executing); channels of a dead client released and reused, with and
  * without requests in flight; -EBUSY, -EAGAIN, error statuses; two client
  * processes at once; a client dead in the middle of claiming or closing a
- * channel; the scratch space a channel keeps across clients. The exec log
+ * channel; the scratch space a channel keeps across clients; serving
+ * threads that share a service's channels. The exec log
  * in the arena counts executions per seq.
  * EXT3D_LONG=1 runs 10x the requests; EXT3D_SEED=n repeats the kill points.
  */
@@ -966,6 +967,48 @@ static void t_statuses(void)
 	t_ok(t_exited_ok(t_server_stop(srv)), "status: server stopped cleanly");
 }
 
+/* Two serving threads' shares (cm_chan_server_share): each serves only
+ * the channels of its part, so together they serve each channel once. */
+static void t_shares(void)
+{
+	struct t_state *st = t_arena_fresh(1, 16);
+	struct t_server_ctx x = {.m = t_a, .st = st};
+	struct t_run run = {.client = 0, .op = T_OP_ADD};
+	cm_chan_server srv[2];
+	cm_chan_client *cc[4];
+	struct t_msg q, p;
+	int served[3] = {0}, ok = 0;
+
+	for (uint32_t k = 0; k < 2; k++) {
+		cm_chan_server_init(&srv[k], t_a, t_slot(T_SVC));
+		cm_chan_server_share(&srv[k], k, 2);
+	}
+	for (int i = 0; i < 4; i++)
+		if (cm_chan_open(t_a, t_slot(T_SVC), T_VERSION, &cc[i]) < 0)
+			return;
+	for (int k = 0; k < 2; k++)
+		(void)cm_chan_server_poll(&srv[k], 32, t_exec, &x); /* adopts its channels */
+	for (int i = 0; i < 4; i++) {
+		t_msg_make(&q, &run, 1);
+		q.k = (uint32_t)i;
+		ok += cm_chan_submit(cc[i], &q) == 0;
+	}
+	t_is_int(ok, 4, "shares: a request on each of four channels");
+	served[0] = cm_chan_server_poll(&srv[0], 32, t_exec, &x);
+	served[1] = cm_chan_server_poll(&srv[1], 32, t_exec, &x);
+	served[2] = cm_chan_server_poll(&srv[0], 32, t_exec, &x) +
+		    cm_chan_server_poll(&srv[1], 32, t_exec, &x);
+	t_ok(served[0] == 2 && served[1] == 2 && served[2] == 0,
+	     "shares: each of two servers serves its two channels, once (%d, %d, %d)", served[0],
+	     served[1], served[2]);
+	ok = 0;
+	for (int i = 0; i < 4; i++) {
+		ok += cm_chan_reap(cc[i], &p, 1000) == 0 && p.hdr.status == 0;
+		cm_chan_close(cc[i]);
+	}
+	t_is_int(ok, 4, "shares: every request answered");
+}
+
 static void t_two_clients(void)
 {
 	uint64_t n = 50000 * t_scale;
@@ -999,6 +1042,7 @@ int main(void)
 	t_setup();
 	t_pipelined();
 	t_statuses();
+	t_shares();
 	t_eagain();
 	t_eagain_window();
 	t_exhaustion();

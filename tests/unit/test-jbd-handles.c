@@ -4,8 +4,10 @@
  * to, forget giving credits back, revoke and its cancellation, a start that
  * waits while the running transaction is locked, frozen copies for a
  * buffer the committing transaction owns, a wait for a buffer under log
- * I/O, a handle joined from a second process, commit waits, abort; and
- * jbd_check after each step. Runs in both locking modes. */
+ * I/O, a handle joined from a second process (changing a bitmap under
+ * bh_state with its committed copy, as alloc-svc does), commit waits, the
+ * pre-commit hook, abort; and jbd_check after each step. Runs in both
+ * locking modes. */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <stdlib.h>
@@ -13,6 +15,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "../../common/jbd/commit.h"
 #include "../../common/jbd/runtime.h"
 #include "t_arena.h"
 #include "tap.h"
@@ -249,6 +252,17 @@ static int t_child_join(void *arg)
 		return 3;
 	if (jbd_get_write_access(t_jc, h, bh) < 0 || jbd_dirty_metadata(t_jc, h, bh) < 0)
 		return 4;
+	/* A bitmap as alloc-svc changes one inside a join: in big mode the
+	 * joiner holds the big lock, and bh_state must not lock it again. */
+	cm_bh *map = t_buf(301, 0);
+	if (jbd_get_undo_access(t_jc, h, map) < 0 || jbd_lock_bh_state(t_jc, map) < 0)
+		return 6;
+	const uint8_t *committed = jbd_committed_data(t_jc, map);
+	((uint8_t *)cm_bh_data(t_c, map))[0] |= 1;
+	jbd_unlock_bh_state(t_jc, map);
+	if (!committed || committed[0] != 0 || jbd_dirty_metadata(t_jc, h, map) < 0)
+		return 7;
+	cm_bcache_put(t_c, map);
 	atomic_store(&t_sh->child_tid, jbd_handle_tid(h));
 	if (jbd_stop(t_jc, h) < 0)
 		return 5;
@@ -274,9 +288,10 @@ static void t_join(void)
 	big = cm_big_release();
 	status = t_wait(pid, 10000);
 	cm_big_reacquire(big);
-	t_ok(t_exited_ok(status), "a second process joins the handle and works in it");
+	t_ok(t_exited_ok(status), "a second process joins the handle and works in it, "
+	     "a bitmap with its committed copy under bh_state too");
 	t_is_int(atomic_load(&t_sh->child_tid), h->h_tid, "in the same transaction");
-	t_is_int(h->h_buffer_credits, 4, "using the owner's credits");
+	t_is_int(h->h_buffer_credits, 3, "using the owner's credits");
 	t_is_int(h->h_ref, 1, "the join ended");
 	t_is_int(t->t_updates, 1, "the owner's update is the only one");
 	bh = t_buf(300, 0);
@@ -307,6 +322,64 @@ static void t_commit_wait(void)
 	t_ok(t_exited_ok(t_wait(pid, 10000)), "and returns once it is committed");
 }
 
+struct t_hook {
+	int calls;
+	bool use;            /* dirty a buffer with the hook's credit */
+	int32_t credits;     /* what the hook's handle held */
+	uint32_t ti;         /* its transaction */
+	int r;
+};
+
+static void t_precommit_fn(void *ctx, jbd_ctx *jc, jbd_handle *h)
+{
+	struct t_hook *k = ctx;
+	cm_bh *bh = t_buf(400, 0);
+
+	k->calls++;
+	k->credits = h->h_buffer_credits;
+	k->ti = h->h_transaction;
+	if (k->use) {
+		k->r = jbd_get_write_access(jc, h, bh);
+		memset(cm_bh_data(t_c, bh), 0x77, T_BS);
+		if (k->r == 0)
+			k->r = jbd_dirty_metadata(jc, h, bh);
+	}
+	cm_bcache_put(t_c, bh);
+}
+
+/* The pre-commit hook on a transaction locked with no update open: a
+ * handle on it with JBD_PRECOMMIT_CREDITS, the credits it did not use
+ * given back, what it dirtied on the transaction's metadata list. */
+static void t_precommit(void)
+{
+	struct t_hook k = {0};
+	jbd_transaction *t;
+	jbd_handle *h;
+	int32_t before;
+	cm_bh *bh;
+
+	jbd_set_precommit(t_jc, t_precommit_fn, &k);
+	jbd_start(t_jc, 2, &h);
+	jbd_stop(t_jc, h);
+	t = t_lock_running();
+	before = t->t_outstanding_credits;
+	t_is_int(jbd_run_precommit(t_jc, t), 0, "the pre-commit hook runs");
+	t_ok(k.calls == 1 && k.credits == JBD_PRECOMMIT_CREDITS && k.ti == jbd_tidx(t_jc, t),
+	     "once, with a handle on the locked transaction and its credits");
+	t_is_int(t->t_outstanding_credits, before, "an unused credit goes back");
+	k.use = true;
+	t_is_int(jbd_run_precommit(t_jc, t), 0, "again, dirtying a buffer");
+	t_is_int(k.r, 0, "write access and dirty_metadata through the hook's handle");
+	t_is_int(t->t_outstanding_credits, before + 1, "the credit it used stays counted");
+	t_is_int(t->t_updates, 0, "no update was opened");
+	bh = t_buf(400, 0);
+	t_ok(t_jh(bh) && t_jh(bh)->b_jlist == JBD_METADATA &&
+	     jbd_t(t_jc, t_jh(bh)->b_transaction) == t, "the buffer is logged by the transaction");
+	cm_bcache_put(t_c, bh);
+	t_ok(jbd_check(t_jc), "invariants hold");
+	jbd_set_precommit(t_jc, NULL, NULL);
+}
+
 static void t_abort(void)
 {
 	jbd_handle *h;
@@ -328,6 +401,7 @@ int main(void)
 		t_frozen();
 		t_join();
 		t_commit_wait();
+		t_precommit();
 		t_abort();
 		t_jc = jbd_detach(t_jc);
 		t_c = cm_bcache_detach(t_c);
