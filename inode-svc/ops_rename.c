@@ -5,7 +5,8 @@
  * pointed at its new parent and the parents' link counts follow; it may
  * not go into its own subtree (EINVAL: the ".." chain from the new parent
  * is walked under the rename lock, which every cross-directory rename
- * holds, so no chain changes meanwhile). Types must agree: a directory
+ * holds, so no chain changes meanwhile), nor may the target be above the
+ * source (ENOTEMPTY, as the kernel says it). Types must agree: a directory
  * replaces only a directory (ENOTDIR), a file only a file (EISDIR).
  */
 #include <errno.h>
@@ -80,8 +81,8 @@ static int ino_rn_lock(ino_svc *s, const ino_creds *c, struct ino_rn *x, ino_ilo
 	}
 }
 
-/* -EINVAL if directory src is dir or one of its ancestors. Called with
- * the rename lock held. */
+/* -EINVAL if directory src is dir or one of its ancestors (lock_rename's
+ * trap). Called with the rename lock held. */
 static int ino_rn_loop(ino_svc *s, uint32_t src, uint32_t dir)
 {
 	ino_inode in;
@@ -108,10 +109,16 @@ static int ino_rn_check(ino_svc *s, const ino_creds *c, struct ino_rn *x, unsign
 	ino_inode *nd = cross ? &x->ndir : &x->odir;
 	int r = 0;
 
-	if (sdir && cross)
-		r = ino_rn_loop(s, x->srcino, x->ndirino);
-	if (r == 0 && x->tgtino && (flags & CM_FS_RENAME_NOREPLACE))
+	if (x->tgtino && (flags & CM_FS_RENAME_NOREPLACE))
 		r = -EEXIST;
+	/* The source may not be above the new directory (EINVAL), nor the
+	 * target above the source (ENOTEMPTY), whatever the types. */
+	if (r == 0 && sdir && cross)
+		r = ino_rn_loop(s, x->srcino, x->ndirino);
+	if (r == 0 && x->tgtino && S_ISDIR(x->tgt.mode) && cross) {
+		r = ino_rn_loop(s, x->tgtino, x->odirino);
+		r = r == -EINVAL ? -ENOTEMPTY : r;
+	}
 	if (r == 0 && x->srcino == x->tgtino)
 		return 1; /* two names of one inode: nothing to do */
 	if (r == 0)

@@ -127,6 +127,8 @@ rename /d/sub /d/sub/x => EINVAL
 rename /d/f2 /d/sub => EISDIR
 rename /d/sub /d/f2 => ENOTDIR
 rename /d/. /d/x => EBUSY
+rename /d/f2 /d => ENOTEMPTY
+rename /d/sub/inner /d => ENOTEMPTY
 mkdir /e 0755 => ok mode=40755 nlink=2 uid=0 gid=0 size=$bs blocks=$bb
 rename /d/sub /e/moved => ok
 stat /d => ok mode=40755 nlink=2 uid=0 gid=0 size=$bs blocks=$bb
