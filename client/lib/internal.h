@@ -39,6 +39,8 @@ struct ext3d {
 	uint64_t gen;                  /* [mtx, atomic read] sessions opened so far (1: the first) */
 	uint64_t next_seq;             /* [atomic] */
 	int call_timeout_ms;           /* [immutable] deadline of each call */
+	bool root;                     /* [immutable] attached with effective uid 0 */
+	uint32_t uid;                  /* [immutable] the effective uid it attached with */
 	pthread_mutex_t dirty_mtx;     /* covers the dirty_* fields (dirty.c) */
 	x3_dirty_ent *dirty;           /* [dirty_mtx] inodes changed since their fsync */
 	size_t dirty_cap, dirty_n;     /* [dirty_mtx] */

@@ -80,10 +80,16 @@ int x3_parent_any(ext3d *fs, const char *path, ext3d_attr *dir,
 	if (r < 0)
 		return r;
 	r = x3_resolve(fs, parent, true, dir);
-	if (r == 0 && !S_ISDIR(dir->mode)) {
-		x3_drop(fs, dir->ino);
+	if (r < 0)
+		return r;
+	if (!S_ISDIR(dir->mode))
 		r = -ENOTDIR;
-	}
+	/* The kernel's walk needs search permission on the last directory
+	 * too, before the last name is looked at. */
+	else if (!fs->root)
+		r = ext3d_access_ino(fs, dir->ino, X_OK);
+	if (r < 0)
+		x3_drop(fs, dir->ino);
 	return r;
 }
 
@@ -184,6 +190,30 @@ int ext3d_symlink(ext3d *fs, const char *target, const char *linkpath)
 	return r;
 }
 
+/* fs.protected_hardlinks (when the machine sets it), as the kernel's
+ * may_linkat: who does not own old may link it only if it is a regular
+ * file, neither set-uid nor set-gid with group execution, that it may
+ * read and write. 0 or -EPERM. */
+static int x3_may_link(ext3d *fs, const ext3d_attr *old)
+{
+	char v[8] = "";
+	int fd;
+
+	if (fs->root || old->uid == fs->uid)
+		return 0;
+	fd = open("/proc/sys/fs/protected_hardlinks", O_RDONLY | O_CLOEXEC);
+	if (fd >= 0) {
+		(void)!read(fd, v, sizeof(v) - 1);
+		close(fd);
+	}
+	if (v[0] != '1')
+		return 0;
+	if (!S_ISREG(old->mode) || (old->mode & S_ISUID) ||
+	    (old->mode & (S_ISGID | S_IXGRP)) == (S_ISGID | S_IXGRP))
+		return -EPERM;
+	return ext3d_access_ino(fs, old->ino, R_OK | W_OK) < 0 ? -EPERM : 0;
+}
+
 int ext3d_link(ext3d *fs, const char *oldpath, const char *newpath)
 {
 	char name[EXT3D_NAME_MAX + 1];
@@ -200,6 +230,13 @@ int ext3d_link(ext3d *fs, const char *oldpath, const char *newpath)
 		return r;
 	}
 	r = x3_create_check(fs, &dir, name, kind, slash);
+	if (r == 0 && x3_may_link(fs, &old) < 0) {
+		/* The kernel finds the new name taken before it asks. */
+		r = ext3d_lookup(fs, dir.ino, name, &a);
+		if (r == 0)
+			x3_drop(fs, a.ino);
+		r = r == 0 ? -EEXIST : r == -ENOENT ? -EPERM : r;
+	}
 	if (r == 0)
 		r = ext3d_link_ino(fs, old.ino, dir.ino, name, &a);
 	if (r == 0)

@@ -4,7 +4,8 @@
 # O_TRUNC), truncates, renames, links, unlinks, rmdirs, symlinks, chmods,
 # chowns, fsyncs, stats and reads against ext3d and against a kernel loop
 # mount of an identical image, comparing every return value and errno,
-# then both trees. For each data mode (ordered, journal, writeback) and
+# then both trees; a third of the steps run as uid 1000 (permissions,
+# ownership, the sticky bit). For each data mode (ordered, journal, writeback) and
 # block size (1 KiB, 4 KiB): e2fsck -fn is clean on both images; the
 # kernel mounts the image ext3d wrote and shows the tree ext3d showed;
 # debugfs reads back a file ext3d wrote as the kernel reads it.
@@ -16,6 +17,7 @@ set -u
 . "$T_TOP/tests/lib/instance.sh"
 
 t_need_root "kernel loop mounts of ext3 images"
+chmod 755 "$T_TMP" # uid 1000's session reaches the run directory through it
 dt=$EXT3D_BUILD/tests/tools/difftest
 xt=$EXT3D_BUILD/tests/tools/x3-tree
 nops=300
@@ -40,8 +42,9 @@ for mode in ordered journal writeback; do
 		t_instance_start $n "$T_TOP/compose/ext3d.compose" --set "IMAGE=$a" \
 			--set BLOCKDEV_ARGS= --set "DATA=$mode" >/dev/null
 		t_ok $? "instance ready ($cfg)"
-		mount -o loop -t ext3 "$b" "$T_TMP/mk"
-		t_ok $? "kernel mount of the twin ($cfg)"
+		mount -o loop -t ext3 "$b" "$T_TMP/mk" && chmod 1777 "$T_TMP/mk" &&
+			"$T_EXT3D" --instance $n chmod 1777 /
+		t_ok $? "kernel mount of the twin, both roots sticky and writable by all ($cfg)"
 
 		"$dt" --instance $n "$T_TMP/mk" $seed $nops >"$T_TMP/dt.out" 2>&1
 		t_ok $? "every return value and errno and both trees alike ($cfg)"

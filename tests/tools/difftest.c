@@ -11,7 +11,10 @@
  * and missing names, files where directories are expected, non-empty
  * directories, links, renames into a directory's own subtree, symlinks
  * (relative, never climbing with "..", so that both sides resolve them
- * alike) and names too long. Runs as root; the umask is 022 on both sides.
+ * alike) and names too long. Runs as root; a third of the steps run as
+ * uid and gid 1000 (a second session attached with those credentials,
+ * and the kernel's fsuid and fsgid), so that permissions, ownership and
+ * the sticky bit are compared too. The umask is 022 on both sides.
  * Prints each mismatch (at most 30) with its step; exit 0 when none, 1
  * otherwise, 2 on a setup error. With DIFFTEST_TRACE set in the
  * environment, every call and its results are printed too.
@@ -26,15 +29,22 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <grp.h>
+#include <sys/fsuid.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include "ext3d.h"
 
+#define DT_UID 1000
+#define DT_GID 1000
+
 #define DT_MAXBUF (6u << 20)
 #define DT_MAX_REPORTS 30
 
-static ext3d *dt_fs;
+static ext3d *dt_fs;   /* attached as root */
+static ext3d *dt_user; /* attached as DT_UID:DT_GID */
+static ext3d *dt_cur;  /* the handle of the step running */
 static const char *dt_mnt;
 static uint64_t dt_rng;
 static unsigned dt_step, dt_bad;
@@ -162,7 +172,7 @@ static void dt_op_create(const char *rel)
 		close(kr);
 		kr = 0;
 	}
-	xr = ext3d_create(dt_fs, xp, flags, mode, &f);
+	xr = ext3d_create(dt_cur, xp, flags, mode, &f);
 	if (xr == 0)
 		ext3d_close(f);
 	dt_cmp("create", rel, kr, xr);
@@ -175,7 +185,7 @@ static void dt_op_mkdir(const char *rel)
 
 	dt_kpath(rel, kp, sizeof(kp));
 	dt_xpath(rel, xp, sizeof(xp));
-	dt_cmp("mkdir", rel, dt_k(mkdir(kp, mode)), ext3d_mkdir(dt_fs, xp, mode));
+	dt_cmp("mkdir", rel, dt_k(mkdir(kp, mode)), ext3d_mkdir(dt_cur, xp, mode));
 }
 
 /* open, then write len bytes at off (or append), through both. */
@@ -194,7 +204,7 @@ static void dt_op_write(const char *rel)
 	dt_xpath(rel, xp, sizeof(xp));
 	dt_fill(dt_buf, len, salt);
 	kfd = dt_k(open(kp, flags | O_CLOEXEC));
-	xr = ext3d_open(dt_fs, xp, flags, &f);
+	xr = ext3d_open(dt_cur, xp, flags, &f);
 	dt_cmp("open for write", rel, kfd < 0 ? kfd : 0, xr);
 	if (kfd >= 0 && xr == 0) {
 		bool seq = dt_pick(2) == 0;
@@ -247,8 +257,8 @@ static void dt_op_open(const char *rel)
 		close(kr);
 		kr = 0;
 	}
-	xr = flags & O_CREAT ? ext3d_create(dt_fs, xp, flags, 0640, &f)
-			     : ext3d_open(dt_fs, xp, flags, &f);
+	xr = flags & O_CREAT ? ext3d_create(dt_cur, xp, flags, 0640, &f)
+			     : ext3d_open(dt_cur, xp, flags, &f);
 	if (xr == 0)
 		ext3d_close(f);
 	char what[64];
@@ -264,7 +274,7 @@ static void dt_op_truncate(const char *rel)
 
 	dt_kpath(rel, kp, sizeof(kp));
 	dt_xpath(rel, xp, sizeof(xp));
-	dt_cmp("truncate", rel, dt_k(truncate(kp, (off_t)size)), ext3d_truncate(dt_fs, xp, size));
+	dt_cmp("truncate", rel, dt_k(truncate(kp, (off_t)size)), ext3d_truncate(dt_cur, xp, size));
 }
 
 static void dt_op_two(const char *what, const char *a, const char *b)
@@ -278,10 +288,10 @@ static void dt_op_two(const char *what, const char *a, const char *b)
 	dt_xpath(b, xb, sizeof(xb));
 	if (what[0] == 'r') {
 		kr = dt_k(rename(ka, kb));
-		xr = ext3d_rename(dt_fs, xa, xb);
+		xr = ext3d_rename(dt_cur, xa, xb);
 	} else {
 		kr = dt_k(link(ka, kb));
-		xr = ext3d_link(dt_fs, xa, xb);
+		xr = ext3d_link(dt_cur, xa, xb);
 	}
 	snprintf(both, sizeof(both), "%s -> %s", a, b);
 	dt_cmp(what, both, kr, xr);
@@ -294,9 +304,9 @@ static void dt_op_remove(const char *rel, bool dir)
 	dt_kpath(rel, kp, sizeof(kp));
 	dt_xpath(rel, xp, sizeof(xp));
 	if (dir)
-		dt_cmp("rmdir", rel, dt_k(rmdir(kp)), ext3d_rmdir(dt_fs, xp));
+		dt_cmp("rmdir", rel, dt_k(rmdir(kp)), ext3d_rmdir(dt_cur, xp));
 	else
-		dt_cmp("unlink", rel, dt_k(unlink(kp)), ext3d_unlink(dt_fs, xp));
+		dt_cmp("unlink", rel, dt_k(unlink(kp)), ext3d_unlink(dt_cur, xp));
 }
 
 static void dt_op_symlink(const char *rel)
@@ -306,7 +316,7 @@ static void dt_op_symlink(const char *rel)
 	dt_target(target, sizeof(target));
 	dt_kpath(rel, kp, sizeof(kp));
 	dt_xpath(rel, xp, sizeof(xp));
-	dt_cmp("symlink", rel, dt_k(symlink(target, kp)), ext3d_symlink(dt_fs, target, xp));
+	dt_cmp("symlink", rel, dt_k(symlink(target, kp)), ext3d_symlink(dt_cur, target, xp));
 }
 
 static void dt_op_chmod(const char *rel)
@@ -316,7 +326,7 @@ static void dt_op_chmod(const char *rel)
 
 	dt_kpath(rel, kp, sizeof(kp));
 	dt_xpath(rel, xp, sizeof(xp));
-	dt_cmp("chmod", rel, dt_k(chmod(kp, mode)), ext3d_chmod(dt_fs, xp, mode));
+	dt_cmp("chmod", rel, dt_k(chmod(kp, mode)), ext3d_chmod(dt_cur, xp, mode));
 }
 
 static void dt_op_chown(const char *rel)
@@ -327,7 +337,7 @@ static void dt_op_chown(const char *rel)
 
 	dt_kpath(rel, kp, sizeof(kp));
 	dt_xpath(rel, xp, sizeof(xp));
-	dt_cmp("chown", rel, dt_k(chown(kp, uid, gid)), ext3d_chown(dt_fs, xp, uid, gid));
+	dt_cmp("chown", rel, dt_k(chown(kp, uid, gid)), ext3d_chown(dt_cur, xp, uid, gid));
 }
 
 /* open read-only, fsync (or fdatasync), close. */
@@ -341,7 +351,7 @@ static void dt_op_fsync(const char *rel)
 	dt_kpath(rel, kp, sizeof(kp));
 	dt_xpath(rel, xp, sizeof(xp));
 	kfd = dt_k(open(kp, O_RDONLY | O_CLOEXEC));
-	xr = ext3d_open(dt_fs, xp, O_RDONLY, &f);
+	xr = ext3d_open(dt_cur, xp, O_RDONLY, &f);
 	dt_cmp("open for fsync", rel, kfd < 0 ? kfd : 0, xr);
 	if (kfd >= 0 && xr == 0)
 		dt_cmp(data ? "fdatasync" : "fsync", rel, dt_k(data ? fdatasync(kfd) : fsync(kfd)),
@@ -376,7 +386,7 @@ static void dt_op_stat(const char *rel)
 	dt_kpath(rel, kp, sizeof(kp));
 	dt_xpath(rel, xp, sizeof(xp));
 	kr = dt_k(follow ? stat(kp, &st) : lstat(kp, &st));
-	xr = follow ? ext3d_stat(dt_fs, xp, &a) : ext3d_lstat(dt_fs, xp, &a);
+	xr = follow ? ext3d_stat(dt_cur, xp, &a) : ext3d_lstat(dt_cur, xp, &a);
 	dt_cmp(follow ? "stat" : "lstat", rel, kr, xr);
 	if (kr == 0 && xr == 0)
 		dt_cmp_attr(follow ? "stat" : "lstat", rel, &st, &a);
@@ -392,7 +402,7 @@ static void dt_op_read(const char *rel)
 	dt_kpath(rel, kp, sizeof(kp));
 	dt_xpath(rel, xp, sizeof(xp));
 	kfd = dt_k(open(kp, O_RDONLY | O_CLOEXEC));
-	xr = ext3d_open(dt_fs, xp, O_RDONLY, &f);
+	xr = ext3d_open(dt_cur, xp, O_RDONLY, &f);
 	dt_cmp("open for read", rel, kfd < 0 ? kfd : 0, xr);
 	if (kfd >= 0 && xr == 0) {
 		ssize_t kn = read(kfd, dt_buf, DT_MAXBUF);
@@ -417,19 +427,40 @@ static void dt_op_readlink(const char *rel)
 	dt_xpath(rel, xp, sizeof(xp));
 	kn = readlink(kp, kt, sizeof(kt));
 	kn = kn < 0 ? -errno : kn;
-	xn = ext3d_readlink(dt_fs, xp, xt, sizeof(xt));
+	xn = ext3d_readlink(dt_cur, xp, xt, sizeof(xt));
 	dt_cmp("readlink", rel, (int)kn, (int)xn);
 	if (kn > 0 && kn == xn && memcmp(kt, xt, (size_t)kn))
 		dt_mismatch("readlink %s: targets differ", rel);
 }
 
+static void dt_one_op(uint32_t op, char *a, char *b);
+
 static void dt_one(void)
 {
 	char a[1024], b[1024];
 	uint32_t op = dt_pick(100);
+	bool user = dt_user && dt_pick(3) == 0;
 
-	dt_path(a, sizeof(a));
-	dt_path(b, sizeof(b));
+	dt_cur = user ? dt_user : dt_fs;
+	if (user) {
+		setfsgid(DT_GID);
+		setfsuid(DT_UID);
+		if (dt_trace)
+			printf("step %u: as uid %u\n", dt_step, DT_UID);
+	}
+	dt_one_op(op, a, b);
+	dt_cur = dt_fs;
+	if (user) {
+		setfsuid(0);
+		setfsgid(0);
+	}
+}
+
+static void dt_one_op(uint32_t op, char *a, char *b)
+{
+
+	dt_path(a, 1024);
+	dt_path(b, 1024);
 	if (op < 12)
 		dt_op_create(a);
 	else if (op < 22)
@@ -531,6 +562,26 @@ static void dt_tree(const char *rel)
 	free(names);
 }
 
+/* The second session: attached with effective ids and groups DT_UID,
+ * DT_GID (inode-svc takes the peer's credentials at connect), then back
+ * to root. Also leaves the process's groups at DT_GID alone, as the
+ * kernel side's fsuid checks take the supplementary groups too. */
+static int dt_attach_user(const char *instance)
+{
+	gid_t g = DT_GID;
+	int r;
+
+	if (getuid() != 0)
+		return 0; /* not root: every step runs as the caller */
+	if (setgroups(1, &g) < 0 || setegid(DT_GID) < 0 || seteuid(DT_UID) < 0)
+		return -errno;
+	r = ext3d_attach(instance, &dt_user);
+	if (seteuid(0) < 0 || setegid(0) < 0)
+		return -errno;
+	dt_cur = dt_fs;
+	return r;
+}
+
 int main(int argc, char **argv)
 {
 	const char *instance = NULL;
@@ -558,11 +609,17 @@ int main(int argc, char **argv)
 		fprintf(stderr, "difftest: attach: %s\n", strerror(-r));
 		return 2;
 	}
+	r = dt_attach_user(instance);
+	if (r < 0) {
+		fprintf(stderr, "difftest: attach as uid %u: %s\n", DT_UID, strerror(-r));
+		return 2;
+	}
 	for (dt_step = 1; dt_step <= nops; dt_step++)
 		dt_one();
 	dt_step = 0;
 	dt_tree("");
 	ext3d_detach(dt_fs);
+	ext3d_detach(dt_user);
 	free(dt_buf);
 	free(dt_buf2);
 	if (dt_bad)
