@@ -61,7 +61,9 @@ int x3_resolve(ext3d *fs, const char *path, bool follow_last, ext3d_attr *ret)
 			break;
 		}
 		if (n > EXT3D_NAME_MAX) {
-			r = -ENAMETOOLONG;
+			/* The kernel asks for search permission first. */
+			r = fs->root ? 0 : ext3d_access_ino(fs, held, X_OK);
+			r = r < 0 ? r : -ENAMETOOLONG;
 			break;
 		}
 		memcpy(name, buf + pos, n);
