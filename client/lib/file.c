@@ -39,9 +39,10 @@ struct ext3d_file {
 /* Walks path like open(2) with O_CREAT: the file, or a new one (mode less
  * the umask) if the last name does not exist, a dangling symlink's target
  * included. *ret holds a grant; the path where the file is goes into
- * where (X3_PATH_MAX bytes); *ret_created: it was made here. */
+ * where (X3_PATH_MAX bytes); *ret_created: it was made here; *ret_dir:
+ * the directory it is in. */
 static int x3_open_create(ext3d *fs, const char *path, int flags, uint32_t mode, ext3d_attr *ret,
-			  char *where, bool *ret_created)
+			  char *where, bool *ret_created, ext3d_attr *ret_dir)
 {
 	char parent[X3_PATH_MAX], name[EXT3D_NAME_MAX + 1], target[X3_PATH_MAX];
 	int links = 0, tries = 0, kind, r;
@@ -108,23 +109,45 @@ static int x3_open_create(ext3d *fs, const char *path, int flags, uint32_t mode,
 				strcpy(where + pl, name);
 			}
 		}
+		*ret_dir = dir;
 		x3_drop(fs, dir.ino);
 		return r;
 	}
 }
 
-/* The kernel's checks of open(2) on the inode found (created: just made by
- * this open, which then needs no permission and is not truncated). */
-static int x3_open_check(ext3d *fs, const ext3d_attr *a, int flags, bool created)
+/* The kernel's may_create_in_sticky: O_CREAT finding a file another user
+ * owns in a sticky directory that all (or, by the sysctls, its group) may
+ * write is -EACCES, even for root; regular files and FIFOs only as
+ * fs.protected_regular and fs.protected_fifos say, anything else always. */
+static int x3_sticky_create(ext3d *fs, const ext3d_attr *dir, const ext3d_attr *a)
 {
-	int acc = flags & O_ACCMODE, mask = 0;
+	int reg = S_ISREG(a->mode) ? x3_sysctl("protected_regular") : -1;
+	int fifo = S_ISFIFO(a->mode) ? x3_sysctl("protected_fifos") : -1;
 
-	if ((flags & O_NOFOLLOW) && S_ISLNK(a->mode))
-		return -ELOOP;
+	if (!(dir->mode & S_ISVTX) || reg == 0 || fifo == 0 || a->uid == dir->uid ||
+	    a->uid == fs->uid)
+		return 0;
+	if ((dir->mode & 0002) || ((dir->mode & 0020) && (reg >= 2 || fifo >= 2)))
+		return -EACCES;
+	return 0;
+}
+
+/* The kernel's checks of open(2) on the inode found, in do_open's order
+ * (created: just made by this open, which then needs no permission and is
+ * not truncated; dir: where O_CREAT found it). */
+static int x3_open_check(ext3d *fs, const ext3d_attr *a, const ext3d_attr *dir, int flags,
+			 bool created)
+{
+	int acc = flags & O_ACCMODE, mask = 0, r;
+
 	if ((flags & O_CREAT) && S_ISDIR(a->mode))
 		return -EISDIR;
+	if ((flags & O_CREAT) && !created && (r = x3_sticky_create(fs, dir, a)) < 0)
+		return r;
 	if ((flags & O_DIRECTORY) && !S_ISDIR(a->mode))
 		return -ENOTDIR;
+	if (S_ISLNK(a->mode))
+		return -ELOOP; /* only O_NOFOLLOW leaves a symlink here */
 	if (S_ISDIR(a->mode) && (acc != O_RDONLY || (flags & O_TRUNC)))
 		return -EISDIR;
 	if (created)
@@ -142,7 +165,7 @@ static int x3_open(ext3d *fs, const char *path, int flags, uint32_t mode, ext3d_
 	ext3d_file *f = NULL;
 	bool created = false;
 	uint64_t gen = 0;
-	ext3d_attr a;
+	ext3d_attr a, dir;
 	int r = -EAGAIN;
 
 	if (!where)
@@ -155,7 +178,7 @@ static int x3_open(ext3d *fs, const char *path, int flags, uint32_t mode, ext3d_
 	for (int tries = 0; r == -EAGAIN && tries < X3_OPEN_RETRIES; tries++) {
 		gen = x3_gen(fs);
 		if (flags & O_CREAT) {
-			r = x3_open_create(fs, path, flags, mode, &a, where, &created);
+			r = x3_open_create(fs, path, flags, mode, &a, where, &created, &dir);
 		} else {
 			r = x3_resolve(fs, path, !(flags & O_NOFOLLOW), &a);
 			if (r == 0 && strlen(path) < X3_PATH_MAX)
@@ -170,7 +193,7 @@ static int x3_open(ext3d *fs, const char *path, int flags, uint32_t mode, ext3d_
 		free(where);
 		return r;
 	}
-	r = x3_open_check(fs, &a, flags, created);
+	r = x3_open_check(fs, &a, flags & O_CREAT ? &dir : NULL, flags, created);
 	if (r == 0 && (flags & O_TRUNC) && S_ISREG(a.mode) && !created) {
 		ext3d_setattr set = {.size = 0};
 		r = ext3d_setattr_ino(fs, a.ino, &set, EXT3D_SET_SIZE, NULL);

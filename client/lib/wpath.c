@@ -7,6 +7,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -190,23 +191,27 @@ int ext3d_symlink(ext3d *fs, const char *target, const char *linkpath)
 	return r;
 }
 
+int x3_sysctl(const char *name)
+{
+	char path[96], v[16] = "";
+	int fd;
+
+	snprintf(path, sizeof(path), "/proc/sys/fs/%s", name);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return 0;
+	(void)!read(fd, v, sizeof(v) - 1);
+	close(fd);
+	return atoi(v);
+}
+
 /* fs.protected_hardlinks (when the machine sets it), as the kernel's
  * may_linkat: who does not own old may link it only if it is a regular
  * file, neither set-uid nor set-gid with group execution, that it may
  * read and write. 0 or -EPERM. */
 static int x3_may_link(ext3d *fs, const ext3d_attr *old)
 {
-	char v[8] = "";
-	int fd;
-
-	if (fs->root || old->uid == fs->uid)
-		return 0;
-	fd = open("/proc/sys/fs/protected_hardlinks", O_RDONLY | O_CLOEXEC);
-	if (fd >= 0) {
-		(void)!read(fd, v, sizeof(v) - 1);
-		close(fd);
-	}
-	if (v[0] != '1')
+	if (fs->root || old->uid == fs->uid || x3_sysctl("protected_hardlinks") != 1)
 		return 0;
 	if (!S_ISREG(old->mode) || (old->mode & S_ISUID) ||
 	    (old->mode & (S_ISGID | S_IXGRP)) == (S_ISGID | S_IXGRP))
