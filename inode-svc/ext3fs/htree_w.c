@@ -75,6 +75,20 @@ static int map_cmp(const void *a, const void *b)
 	return x->off < y->off ? -1 : x->off > y->off;
 }
 
+/* Sorts a leaf's map by map_cmp: an insertion sort, not qsort(), which
+ * calls sysinfo() for arrays past 1 KiB, and inode-svc's sandbox kills a
+ * service making that call (a leaf holds a few hundred entries). */
+static void map_sort(struct map_ent *e, uint32_t n)
+{
+	for (uint32_t i = 1; i < n; i++) {
+		struct map_ent x = e[i];
+		uint32_t j = i;
+		for (; j > 0 && map_cmp(&e[j - 1], &x) > 0; j--)
+			e[j] = e[j - 1];
+		e[j] = x;
+	}
+}
+
 /* dx_make_map: hashes every in-use entry of a leaf, sorted by hash. */
 static int map_build(const ino_fs *fs, const ino_inode *dir, unsigned version,
 		     const ino_wbuf *leaf, struct leaf_map *m)
@@ -103,7 +117,7 @@ static int map_build(const ino_fs *fs, const ino_inode *dir, unsigned version,
 	/* a full block holds at least two entries (names are at most 255) */
 	if (m->n < 2)
 		return -ENOSPC;
-	qsort(m->e, m->n, sizeof(*m->e), map_cmp);
+	map_sort(m->e, m->n);
 	return 0;
 }
 

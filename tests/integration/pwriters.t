@@ -4,7 +4,9 @@
 # their own, then all in one shared directory (creates, chunked and
 # appending writes, sparse files, fsyncs, renames and unlinks side by
 # side); each reads back its own files, then another client checks all of
-# them. Then the instance is shut down and e2fsck -fn must find the image
+# them; then all make short names by the thousand in one directory (leaf
+# splits of the htree, each client's unlinks among the others' creates).
+# Then the instance is shut down and e2fsck -fn must find the image
 # clean, and the kernel (as root) mounts it and sees the tree ext3d showed.
 set -u
 . "$(dirname "$0")/../lib/tap.sh"
@@ -12,11 +14,11 @@ set -u
 
 pw=$EXT3D_BUILD/tests/tools/x3-pwriters
 xt=$EXT3D_BUILD/tests/tools/x3-tree
-nclients=4 nfiles=60
-[ -n "${EXT3D_LONG:-}" ] && nclients=8 nfiles=300
+nclients=4 nfiles=60 nnames=1000
+[ -n "${EXT3D_LONG:-}" ] && nclients=8 nfiles=300 nnames=5000
 img=$T_TMP/img n=t-pw
 for bs in 1024 4096; do
-	mke2fs -q -F -t ext3 -b $bs "$img" 160M >/dev/null 2>&1
+	mke2fs -q -F -t ext3 -b $bs -N 50000 "$img" 160M >/dev/null 2>&1
 	t_ok $? "mke2fs -t ext3 -b $bs"
 	t_instance_start $n "$T_TOP/compose/ext3d.compose" --set "IMAGE=$img" --set BLOCKDEV_ARGS= >/dev/null
 	t_ok $? "instance ready ($bs)"
@@ -45,6 +47,15 @@ for bs in 1024 4096; do
 	done
 	t_is $bad 0 "another client finds every file with its bytes, the unlinked ones gone ($bs)"
 	sed 's/^/#   /' "$T_TMP/chk" | head -10
+	pids=
+	for id in $(seq $nclients); do
+		"$pw" --instance $n names /names $id $nnames >"$T_TMP/nm.$id" 2>&1 &
+		pids="$pids $!"
+	done
+	bad=0
+	for p in $pids; do wait $p || bad=$((bad + 1)); done
+	t_is $bad 0 "$nclients clients make $nnames short names each in one directory, unlink half, list the rest ($bs)"
+	for id in $(seq $nclients); do sed 's/^/#   /' "$T_TMP/nm.$id" | head -5; done
 	"$xt" --instance $n ext3d / 2>&1 | grep -v '^/lost+found' >"$T_TMP/x.tree"
 	t_instance_stop $n
 	e2fsck -fn "$img" >"$T_TMP/fsck.out" 2>&1

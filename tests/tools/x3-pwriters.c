@@ -8,6 +8,10 @@
  *   x3-pwriters [--instance N] check DIR ID NFILES
  *     Checks, from another client, what run left: every file there with
  *     its bytes, the unlinked ones gone.
+ *   x3-pwriters [--instance N] names DIR ID NFILES
+ *     NFILES empty files with short names (nID-K) in DIR, many to a
+ *     directory block, then every other one unlinked; readdir must list
+ *     exactly the others.
  * Exit 0 when all is as planned, 1 with the reasons on stdout.
  */
 #define _GNU_SOURCE
@@ -166,6 +170,48 @@ static int xp_run(ext3d *fs, const char *dir, unsigned id, unsigned nfiles)
 	return xp_bad ? 1 : 0;
 }
 
+static int xp_names(ext3d *fs, const char *dir, unsigned id, unsigned nfiles)
+{
+	char path[512];
+	const ext3d_dirent *e;
+	ext3d_file *f;
+	ext3d_dir *d;
+	unsigned seen = 0;
+	int r = ext3d_mkdir(fs, dir, 0777);
+
+	if (r < 0 && r != -EEXIST)
+		return printf("mkdir %s: %s\n", dir, strerror(-r)), 1;
+	for (unsigned k = 0; k < nfiles; k++) {
+		snprintf(path, sizeof(path), "%s/n%u-%u", dir, id, k);
+		r = ext3d_create(fs, path, O_WRONLY | O_EXCL, 0644, &f);
+		if (r < 0)
+			return printf("create %s: %s\n", path, strerror(-r)), 1;
+		ext3d_close(f);
+	}
+	for (unsigned k = 0; k < nfiles; k += 2) {
+		snprintf(path, sizeof(path), "%s/n%u-%u", dir, id, k);
+		r = ext3d_unlink(fs, path);
+		if (r < 0)
+			return printf("unlink %s: %s\n", path, strerror(-r)), 1;
+	}
+	r = ext3d_opendir(fs, dir, &d);
+	if (r < 0)
+		return printf("opendir %s: %s\n", dir, strerror(-r)), 1;
+	while ((r = ext3d_readdir(d, &e)) > 0) {
+		unsigned i, k;
+		if (sscanf(e->name, "n%u-%u", &i, &k) == 2 && i == id) {
+			if (k % 2 == 0 || k >= nfiles)
+				printf("%s/%s: listed, but unlinked or never made\n", dir, e->name), xp_bad++;
+			seen++;
+		}
+	}
+	ext3d_closedir(d);
+	if (r < 0 || seen != nfiles / 2)
+		printf("%s: %u of client %u's names listed, want %u (%s)\n", dir, seen, id,
+		       nfiles / 2, r < 0 ? strerror(-r) : "ok"), xp_bad++;
+	return xp_bad ? 1 : 0;
+}
+
 int main(int argc, char **argv)
 {
 	const char *instance = NULL;
@@ -177,8 +223,9 @@ int main(int argc, char **argv)
 		argv += 2;
 		argc -= 2;
 	}
-	if (argc != 5 || (strcmp(argv[1], "run") && strcmp(argv[1], "check"))) {
-		fprintf(stderr, "usage: x3-pwriters [--instance N] run|check DIR ID NFILES\n");
+	if (argc != 5 || (strcmp(argv[1], "run") && strcmp(argv[1], "check") &&
+			  strcmp(argv[1], "names"))) {
+		fprintf(stderr, "usage: x3-pwriters [--instance N] run|check|names DIR ID NFILES\n");
 		return 2;
 	}
 	r = ext3d_attach(instance, &fs);
@@ -189,6 +236,8 @@ int main(int argc, char **argv)
 	unsigned id = (unsigned)atoi(argv[3]), nfiles = (unsigned)atoi(argv[4]);
 	if (strcmp(argv[1], "run") == 0) {
 		r = xp_run(fs, argv[2], id, nfiles);
+	} else if (strcmp(argv[1], "names") == 0) {
+		r = xp_names(fs, argv[2], id, nfiles);
 	} else {
 		for (unsigned k = 0; k < nfiles; k++)
 			xp_check_file(fs, argv[2], id, k);
