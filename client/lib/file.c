@@ -55,12 +55,20 @@ static int x3_open_create(ext3d *fs, const char *path, int flags, uint32_t mode,
 	for (;;) {
 		r = x3_split(where, parent, sizeof(parent), name, &kind, &slash);
 		if (r == 0)
-			r = x3_parent(fs, where, &dir, name, &kind, &slash);
+			r = x3_parent_any(fs, where, &dir, name, &kind, &slash);
 		if (r < 0)
 			return r;
-		if (kind != X3_LAST_NORM || slash) {
+		if (kind == X3_LAST_LONG && !slash) {
 			x3_drop(fs, dir.ino);
-			return -EISDIR;
+			return -ENAMETOOLONG;
+		}
+		if (kind != X3_LAST_NORM || slash) {
+			/* As the kernel: ".", ".." and the root exist (-EEXIST
+			 * with O_EXCL), all are directories, as is a name with a
+			 * trailing '/' (whatever its length). */
+			bool dots = kind != X3_LAST_NORM && kind != X3_LAST_LONG;
+			x3_drop(fs, dir.ino);
+			return dots && (flags & O_EXCL) ? -EEXIST : -EISDIR;
 		}
 		r = ext3d_lookup(fs, dir.ino, name, ret);
 		if (r == 0 && (flags & O_EXCL)) {
@@ -330,6 +338,7 @@ static ssize_t x3_file_write(ext3d_file *f, const void *buf, size_t len, uint64_
 		r = x3_file_call(f, &req, &resp, &io);
 		if (r < 0)
 			return done ? (ssize_t)done : r;
+		x3_dirty_after(f->fs, &req, &resp, io.gen);
 		size_t n = resp.length < chunk ? resp.length : chunk;
 		done += n;
 		*ret_end = flags & EXT3D_WRITE_APPEND ? resp.attr.size : off + done;
@@ -380,6 +389,7 @@ int ext3d_ftruncate(ext3d_file *f, uint64_t size)
 		return -EINVAL;
 	r = x3_file_call(f, &req, &resp, &io);
 	if (r == 0) {
+		x3_dirty_after(f->fs, &req, &resp, io.gen);
 		pthread_mutex_lock(&f->mtx);
 		if (!f->unsynced_gen)
 			f->unsynced_gen = io.gen;
@@ -395,6 +405,9 @@ static int x3_file_sync(ext3d_file *f, int datasync)
 	cm_fs_resp resp;
 	int r = x3_file_call(f, &req, &resp, &io);
 
+	/* Changes through any handle of this ext3d count, as the kernel
+	 * reports a writeback error to an fsync that has not seen it. */
+	r = x3_dirty_fsync(f->fs, f->ino, io.gen, r);
 	pthread_mutex_lock(&f->mtx);
 	if (f->unsynced_gen && (r < 0 || f->unsynced_gen != io.gen)) {
 		r = -EIO; /* reported once, as the kernel reports a writeback error */

@@ -19,6 +19,13 @@
 #include "fsproto.h"
 #include "segment.h"
 
+/* An inode changed since its last fsync, and the generation of its first
+ * change (dirty.c). */
+typedef struct x3_dirty_ent {
+	uint64_t ino;                  /* 0: a free slot */
+	uint64_t gen;
+} x3_dirty_ent;
+
 struct ext3d {
 	char instance[72];             /* [immutable] */
 	pthread_mutex_t mtx;
@@ -32,6 +39,11 @@ struct ext3d {
 	uint64_t gen;                  /* [mtx, atomic read] sessions opened so far (1: the first) */
 	uint64_t next_seq;             /* [atomic] */
 	int call_timeout_ms;           /* [immutable] deadline of each call */
+	pthread_mutex_t dirty_mtx;     /* covers the dirty_* fields (dirty.c) */
+	x3_dirty_ent *dirty;           /* [dirty_mtx] inodes changed since their fsync */
+	size_t dirty_cap, dirty_n;     /* [dirty_mtx] */
+	uint64_t dirty_first;          /* [dirty_mtx] gen of the first change since a sync; 0 none */
+	uint64_t dirty_lost;           /* [dirty_mtx] gen of the first change not in the table */
 };
 
 /* session.c */
@@ -68,6 +80,19 @@ void x3_attr_from(const cm_fs_attr *a, ext3d_attr *ret);
 int x3_readdir(ext3d *fs, uint64_t dir, uint64_t *cookie, ext3d_dirent *ents, size_t max,
 	       uint32_t flags);
 
+/* dirty.c */
+/* Notes that the change req made (it succeeded on generation gen) is not
+ * known durable yet, for each inode it changed. */
+void x3_dirty_after(ext3d *fs, const cm_fs_req *req, const cm_fs_resp *resp, uint64_t gen);
+void x3_dirty_note(ext3d *fs, uint64_t ino, uint64_t gen);
+/* After an fsync of ino that ran on gen and returned r: -EIO if ino was
+ * changed on an older generation (reported once), else r. */
+int x3_dirty_fsync(ext3d *fs, uint64_t ino, uint64_t gen, int r);
+/* After a sync that ran on gen and returned r: -EIO if anything was
+ * changed on an older generation since the last sync, else r. */
+int x3_dirty_sync(ext3d *fs, uint64_t gen, int r);
+void x3_dirty_fini(ext3d *fs);
+
 /* write.c */
 /* ext3d_write_ino that also says the session generation of its last
  * request (*ret_gen) and the file's size after it (*ret_size); both may
@@ -99,5 +124,8 @@ int x3_split(const char *path, char *parent, size_t cap, char name[EXT3D_NAME_MA
  * nothing is held. */
 int x3_parent(ext3d *fs, const char *path, ext3d_attr *dir, char name[EXT3D_NAME_MAX + 1],
 	      int *ret_kind, bool *ret_slash);
+/* x3_parent that leaves a name too long (X3_LAST_LONG) to its caller. */
+int x3_parent_any(ext3d *fs, const char *path, ext3d_attr *dir, char name[EXT3D_NAME_MAX + 1],
+		  int *ret_kind, bool *ret_slash);
 
 #endif

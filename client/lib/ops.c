@@ -25,6 +25,7 @@ int ext3d_attach(const char *instance, ext3d **ret)
 		return -ENOMEM;
 	fs->sock = -1;
 	pthread_mutex_init(&fs->mtx, NULL);
+	pthread_mutex_init(&fs->dirty_mtx, NULL);
 	pthread_cond_init(&fs->lane_free, NULL);
 	r = cm_instance_name(instance, fs->instance, sizeof(fs->instance));
 	if (r == 0)
@@ -42,7 +43,9 @@ ext3d *ext3d_detach(ext3d *fs)
 	if (!fs)
 		return NULL;
 	x3_session_close(fs);
+	x3_dirty_fini(fs);
 	pthread_cond_destroy(&fs->lane_free);
+	pthread_mutex_destroy(&fs->dirty_mtx);
 	pthread_mutex_destroy(&fs->mtx);
 	free(fs);
 	return NULL;

@@ -71,8 +71,8 @@ int x3_split(const char *path, char *parent, size_t cap, char name[EXT3D_NAME_MA
 	return 0;
 }
 
-int x3_parent(ext3d *fs, const char *path, ext3d_attr *dir, char name[EXT3D_NAME_MAX + 1],
-	      int *ret_kind, bool *ret_slash)
+int x3_parent_any(ext3d *fs, const char *path, ext3d_attr *dir,
+			 char name[EXT3D_NAME_MAX + 1], int *ret_kind, bool *ret_slash)
 {
 	char parent[X3_PATH_MAX];
 	int r = x3_split(path, parent, sizeof(parent), name, ret_kind, ret_slash);
@@ -80,9 +80,21 @@ int x3_parent(ext3d *fs, const char *path, ext3d_attr *dir, char name[EXT3D_NAME
 	if (r < 0)
 		return r;
 	r = x3_resolve(fs, parent, true, dir);
-	if (r == 0 && (!S_ISDIR(dir->mode) || *ret_kind == X3_LAST_LONG)) {
+	if (r == 0 && !S_ISDIR(dir->mode)) {
 		x3_drop(fs, dir->ino);
-		r = S_ISDIR(dir->mode) ? -ENAMETOOLONG : -ENOTDIR;
+		r = -ENOTDIR;
+	}
+	return r;
+}
+
+int x3_parent(ext3d *fs, const char *path, ext3d_attr *dir, char name[EXT3D_NAME_MAX + 1],
+	      int *ret_kind, bool *ret_slash)
+{
+	int r = x3_parent_any(fs, path, dir, name, ret_kind, ret_slash);
+
+	if (r == 0 && *ret_kind == X3_LAST_LONG) {
+		x3_drop(fs, dir->ino);
+		r = -ENAMETOOLONG;
 	}
 	return r;
 }
@@ -247,16 +259,28 @@ int ext3d_rename(ext3d *fs, const char *oldpath, const char *newpath)
 	bool oslash, nslash;
 	int okind, nkind, r;
 
-	r = x3_parent(fs, oldpath, &odir, oname, &okind, &oslash);
+	/* The kernel's order: both parents, ".", ".." or the root (-EBUSY),
+	 * then the old name, then the new one. */
+	r = x3_parent_any(fs, oldpath, &odir, oname, &okind, &oslash);
 	if (r < 0)
 		return r;
-	r = x3_parent(fs, newpath, &ndir, nname, &nkind, &nslash);
+	r = x3_parent_any(fs, newpath, &ndir, nname, &nkind, &nslash);
 	if (r < 0) {
 		x3_drop(fs, odir.ino);
 		return r;
 	}
-	if (okind != X3_LAST_NORM || nkind != X3_LAST_NORM)
+	if ((okind != X3_LAST_NORM && okind != X3_LAST_LONG) ||
+	    (nkind != X3_LAST_NORM && nkind != X3_LAST_LONG))
 		r = -EBUSY;
+	else if (okind == X3_LAST_LONG)
+		r = -ENAMETOOLONG;
+	else if (nkind == X3_LAST_LONG) {
+		r = ext3d_lookup(fs, odir.ino, oname, &a);
+		if (r == 0) {
+			x3_drop(fs, a.ino);
+			r = -ENAMETOOLONG;
+		}
+	}
 	if (r == 0 && (oslash || nslash)) {
 		/* A trailing '/' names a directory: a file there is -ENOTDIR. */
 		r = ext3d_lookup(fs, odir.ino, oname, &a);
@@ -293,13 +317,30 @@ int ext3d_chmod(ext3d *fs, const char *path, uint32_t mode)
 	return x3_setattr_path(fs, path, &set, EXT3D_SET_MODE);
 }
 
+/* As the kernel's chown: on anything but a directory it also clears
+ * set-uid, and set-gid where group execution is on (the VFS does it above
+ * the filesystem, whoever the caller is). */
 int ext3d_chown(ext3d *fs, const char *path, uint32_t uid, uint32_t gid)
 {
 	ext3d_setattr set = {.uid = uid, .gid = gid};
 	unsigned valid = (uid != (uint32_t)-1 ? EXT3D_SET_UID : 0) |
 			 (gid != (uint32_t)-1 ? EXT3D_SET_GID : 0);
+	ext3d_attr a;
+	int r = x3_resolve(fs, path, true, &a);
 
-	return x3_setattr_path(fs, path, &set, valid);
+	if (r < 0)
+		return r;
+	set.mode = a.mode & 07777;
+	if (!S_ISDIR(a.mode)) {
+		set.mode &= ~(uint32_t)S_ISUID;
+		if ((a.mode & (S_ISGID | S_IXGRP)) == (S_ISGID | S_IXGRP))
+			set.mode &= ~(uint32_t)S_ISGID;
+	}
+	if (set.mode != (a.mode & 07777))
+		valid |= EXT3D_SET_MODE;
+	r = ext3d_setattr_ino(fs, a.ino, &set, valid, NULL);
+	x3_drop(fs, a.ino);
+	return r;
 }
 
 int ext3d_truncate(ext3d *fs, const char *path, uint64_t size)

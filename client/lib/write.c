@@ -2,7 +2,8 @@
  * ops): one request each, names in the request, symlink targets, rename's
  * new name and file bytes in the lane's data buffer (writes of more than a
  * lane's buffer are split into several requests, each its own
- * transaction). Takes no lock of its own; the lanes are session.c's. */
+ * transaction). Each change is noted in dirty.c, which fsync and sync
+ * consult. Takes no lock of its own; the lanes are session.c's. */
 #include <errno.h>
 #include <limits.h>
 #include <string.h>
@@ -31,6 +32,12 @@ static int x3_wcall(ext3d *fs, cm_fs_req *req, const void *in, size_t inlen, ext
 	cm_fs_resp resp;
 	int r = x3_call_io(fs, req, &resp, &io);
 
+	if (req->hdr.op == CM_FS_FSYNC)
+		return x3_dirty_fsync(fs, req->ino, io.gen, r);
+	if (req->hdr.op == CM_FS_SYNC)
+		return x3_dirty_sync(fs, io.gen, r);
+	if (r == 0)
+		x3_dirty_after(fs, req, &resp, io.gen);
 	if (r == 0 && ret)
 		x3_attr_from(&resp.attr, ret);
 	return r;
@@ -129,6 +136,7 @@ ssize_t x3_write_gen(ext3d *fs, uint64_t ino, const void *buf, size_t len, uint6
 		r = x3_call_io(fs, &req, &resp, &io);
 		if (r < 0)
 			return done ? (ssize_t)done : r;
+		x3_dirty_after(fs, &req, &resp, io.gen);
 		if (ret_gen)
 			*ret_gen = io.gen;
 		if (ret_size)

@@ -71,7 +71,7 @@ for bs in 1024 4096; do
 		"ext3d cat follows an absolute symlink ($bs)"
 	t_is "$("$T_EXT3D" --instance $n ls /bigdir | grep -c '^entry-')" "$nentries" \
 		"ext3d ls lists every entry of the big directory ($bs)"
-	t_is "$("$T_EXT3D" --instance $n ls -R / | grep -v '^$' | grep -v ':$' | grep -vc '^\.\.\?$')" \
+	t_is "$("$T_EXT3D" --instance $n ls -aR / | grep -v '^$' | grep -v ':$' | grep -vc '^\.\.\?$')" \
 		"$(( $(find "$tree" -mindepth 1 | wc -l) + 1 ))" "ext3d ls -R lists every name (and lost+found) ($bs)"
 	"$T_EXT3D" --instance $n stat /big >"$T_TMP/stat"
 	grep -q "Size: $(stat -c %s "$tree/big")" "$T_TMP/stat"

@@ -76,6 +76,7 @@ static void dt_path(char *out, size_t cap)
 {
 	static const char *names[] = {"a", "b", "c", "d", "e", "f"};
 	unsigned depth = 1 + dt_pick(3);
+	bool named = false; /* the last component was a name: ".." may follow */
 	size_t n = 0;
 
 	for (unsigned i = 0; i < depth; i++) {
@@ -84,13 +85,14 @@ static void dt_path(char *out, size_t cap)
 		uint32_t x = dt_pick(100);
 		if (x == 0)
 			c = ".";
-		else if (x == 1 && i > 0)
+		else if (x == 1 && named)
 			c = "..";
 		else if (x == 2) {
 			memset(longname, 'L', 256);
 			longname[256] = '\0';
 			c = longname;
 		}
+		named = c[0] != '.';
 		n += (size_t)snprintf(out + n, cap - n, "%s%s", i ? "/" : "", c);
 	}
 	if (dt_pick(40) == 0)
