@@ -233,12 +233,12 @@ int ino_h_setattr(ino_session *ss, const ino_creds *c, const cm_fs_req *rq, cm_f
 	(void)data;
 	if (f & ~known)
 		return -EINVAL;
-	if ((f & CM_FS_SET_SIZE) && rq->offset > ino_fs_max_size(s->fs))
-		return -EFBIG;
 	ino_ilock(&ls, &ino, 1);
 	r = ino_op_read(s, rq->ino, &in);
 	if (r == 0)
 		r = ino_setattr_check(c, rq, &in);
+	if (r == 0 && (f & CM_FS_SET_SIZE) && rq->offset > ino_fs_max_size(s->fs))
+		r = -EFBIG; /* after the type and permission, as vfs_truncate */
 	if (r == 0 && f)
 		r = ino_txn_start(s, c, INO_CRED_TRUNCATE + INO_CRED_INODE, &t);
 	if (r == 0 && f) {
