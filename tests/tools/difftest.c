@@ -193,7 +193,7 @@ static void dt_op_write(const char *rel)
 {
 	char kp[4400], xp[4400];
 	int flags = (dt_pick(4) == 0 ? O_RDWR : O_WRONLY) | (dt_pick(4) == 0 ? O_APPEND : 0) |
-		    (dt_pick(10) == 0 ? O_TRUNC : 0);
+		    (dt_pick(10) == 0 ? O_TRUNC : 0) | (dt_pick(10) == 0 ? O_SYNC : 0);
 	size_t len = dt_pick(8) == 0 ? dt_pick(70000) : dt_pick(5000);
 	uint64_t off = dt_pick(4) == 0 ? dt_pick(5u << 20) : dt_pick(40000);
 	uint32_t salt = dt_rand();
@@ -216,6 +216,11 @@ static void dt_op_write(const char *rel)
 		kn = kn < 0 ? -errno : kn;
 		ssize_t xn = seq ? ext3d_write(f, dt_buf, len) : ext3d_pwrite(f, dt_buf, len, off);
 		dt_cmp(seq ? "write" : "pwrite", rel, (int)kn, (int)xn);
+		if ((flags & O_ACCMODE) == O_WRONLY && dt_pick(8) == 0) {
+			ssize_t kr = pread(kfd, dt_buf2, 16, 0);
+			dt_cmp("pread of a write-only file", rel, kr < 0 ? -errno : (int)kr,
+			       (int)ext3d_pread(f, dt_buf2, 16, 0));
+		}
 		if ((flags & O_ACCMODE) == O_RDWR && kn >= 0 && xn >= 0) {
 			/* Read back from the start through the same handles. */
 			ssize_t kr = pread(kfd, dt_buf, 8192, 0);
@@ -317,6 +322,18 @@ static void dt_op_symlink(const char *rel)
 	dt_kpath(rel, kp, sizeof(kp));
 	dt_xpath(rel, xp, sizeof(xp));
 	dt_cmp("symlink", rel, dt_k(symlink(target, kp)), ext3d_symlink(dt_cur, target, xp));
+}
+
+/* mknod of regular files only: the kernel's open of a FIFO blocks, of a
+ * socket fails, where libext3d has no such files to open. */
+static void dt_op_mknod(const char *rel)
+{
+	char kp[4400], xp[4400];
+	uint32_t mode = (dt_pick(2) ? S_IFREG : 0) | (dt_modes[dt_pick(8)] & 07777);
+
+	dt_kpath(rel, kp, sizeof(kp));
+	dt_xpath(rel, xp, sizeof(xp));
+	dt_cmp("mknod", rel, dt_k(mknod(kp, mode, 0)), ext3d_mknod(dt_cur, xp, mode, 0));
 }
 
 static void dt_op_chmod(const char *rel)
@@ -479,8 +496,10 @@ static void dt_one_op(uint32_t op, char *a, char *b)
 		dt_op_remove(a, false);
 	else if (op < 70)
 		dt_op_remove(a, true);
-	else if (op < 75)
+	else if (op < 73)
 		dt_op_symlink(a);
+	else if (op < 75)
+		dt_op_mknod(a);
 	else if (op < 79)
 		dt_op_chmod(a);
 	else if (op < 82)
