@@ -54,14 +54,9 @@
  */
 
 
-static uint32_t cm_bcache_bucket(const cm_bcache *c, uint64_t blocknr)
-{
-	return (uint32_t)((blocknr * CM_BCACHE_HASH) >> (64 - c->sh->bucket_bits));
-}
-
 static cm_mutex *cm_bcache_lock_of(cm_bcache *c, uint32_t bucket)
 {
-	return &c->sh->stripes[bucket % CM_BCACHE_STRIPES];
+	return &c->sh->stripes[bucket % CM_BCACHE_STRIPES].lock;
 }
 
 cm_mutex *cm_bcache_stripe(cm_bcache *c, uint64_t blocknr)
@@ -77,7 +72,7 @@ static int cm_bcache_init_shm(cm_arena *a, struct cm_bcache_shm *sh)
 	/* One name for all stripes, as the lock set's striped locks have:
 	 * status folds them into one line. */
 	for (int i = 0; i < CM_BCACHE_STRIPES; i++) {
-		r = cm_mutex_init(&sh->stripes[i], CM_RANK_BCACHE, "bcache");
+		r = cm_mutex_init(&sh->stripes[i].lock, CM_RANK_BCACHE, "bcache");
 		if (r < 0)
 			return r;
 	}
@@ -260,7 +255,7 @@ static int cm_bcache_evict_locked(cm_bcache *c, uint32_t bucket, cm_bh *bh)
 		return 0;
 	cm_bcache_unhash_locked(c, bucket, bh);
 	atomic_store(&bh->b_state, CM_BH_CLAIMED);
-	atomic_fetch_add(&c->sh->evictions, 1);
+	atomic_fetch_add(&c->sh->stripes[bucket % CM_BCACHE_STRIPES].evictions, 1);
 	return 1;
 }
 
@@ -347,7 +342,8 @@ int cm_bcache_getblk(cm_bcache *c, uint64_t blocknr, cm_bh **ret)
 	}
 	if (r < 0)
 		return r;
-	atomic_fetch_add(bh == nb ? &c->sh->misses : &c->sh->hits, 1);
+	struct cm_bcache_stripe *st = &c->sh->stripes[bucket % CM_BCACHE_STRIPES];
+	atomic_fetch_add_explicit(bh == nb ? &st->misses : &st->hits, 1, memory_order_relaxed);
 	*ret = bh;
 	return 0;
 }
@@ -418,7 +414,7 @@ int cm_bh_wait_unlocked(cm_bcache *c, cm_bh *bh)
 	int r;
 
 	cm_lockdep_assert_none_held("waiting for a LOCKED buffer");
-	atomic_fetch_add(&c->sh->waits, 1);
+	atomic_fetch_add(&cm_bcache_stripe_of(c, cm_bh_blocknr(bh))->waits, 1);
 	r = cm_wait(&bh->b_wait, cm_bh_unlocked_poll, &x, -1, CM_BCACHE_WAIT_MS);
 	return r > 0 ? 0 : r;
 }
@@ -460,20 +456,24 @@ uint32_t cm_bcache_locked_by(cm_bcache *c, int32_t pid, uint64_t *blocknr)
 void cm_bcache_foreach_lock(cm_bcache *c, void (*fn)(cm_mutex *m, void *ctx), void *ctx)
 {
 	for (uint32_t i = 0; i < CM_BCACHE_STRIPES; i++)
-		fn(&c->sh->stripes[i], ctx);
+		fn(&c->sh->stripes[i].lock, ctx);
 }
 
 void cm_bcache_stats_read(cm_bcache *c, cm_bcache_stats *ret)
 {
 	struct cm_bcache_shm *sh = c->sh;
 
-	*ret = (cm_bcache_stats){
-		.hits = atomic_load(&sh->hits), .misses = atomic_load(&sh->misses),
-		.evictions = atomic_load(&sh->evictions), .reads = atomic_load(&sh->reads),
-		.writes = atomic_load(&sh->writes), .errors = atomic_load(&sh->errors),
-		.waits = atomic_load(&sh->waits), .nbufs = sh->nbufs,
-		.block_size = sh->block_size,
-	};
+	*ret = (cm_bcache_stats){.nbufs = sh->nbufs, .block_size = sh->block_size};
+	for (uint32_t i = 0; i < CM_BCACHE_STRIPES; i++) {
+		struct cm_bcache_stripe *st = &sh->stripes[i];
+		ret->hits += atomic_load(&st->hits);
+		ret->misses += atomic_load(&st->misses);
+		ret->evictions += atomic_load(&st->evictions);
+		ret->reads += atomic_load(&st->reads);
+		ret->writes += atomic_load(&st->writes);
+		ret->errors += atomic_load(&st->errors);
+		ret->waits += atomic_load(&st->waits);
+	}
 }
 
 /* Called with the stripe of bucket held: the chain's buffers are hashed, in
@@ -504,14 +504,14 @@ bool cm_bcache_check(cm_bcache *c)
 	int64_t chained = 0, hashed = 0, n;
 
 	for (uint32_t s = 0; s < CM_BCACHE_STRIPES; s++) {
-		if (cm_mutex_lock(&c->sh->stripes[s]) < 0)
+		if (cm_mutex_lock(&c->sh->stripes[s].lock) < 0)
 			return false;
 		n = 0;
 		for (uint32_t b = s; b < nbuckets && n >= 0; b += CM_BCACHE_STRIPES) {
 			n = cm_bcache_check_chain(c, b);
 			chained += n;
 		}
-		cm_mutex_unlock(&c->sh->stripes[s]);
+		cm_mutex_unlock(&c->sh->stripes[s].lock);
 		if (n < 0)
 			return false;
 	}

@@ -27,13 +27,15 @@ static int cm_bcache_io(cm_bcache *c, cm_bdev *bd, cm_bh *bh, bool write)
 	uint64_t blocknr = cm_bh_blocknr(bh);
 	int r = -ERANGE;
 
+	struct cm_bcache_stripe *st = cm_bcache_stripe_of(c, blocknr);
+
 	if (blocknr <= UINT64_MAX / nsect) {
-		atomic_fetch_add(write ? &c->sh->writes : &c->sh->reads, 1);
+		atomic_fetch_add(write ? &st->writes : &st->reads, 1);
 		r = write ? cm_bdev_write(bd, blocknr * nsect, nsect, bh->b_data, 0)
 			  : cm_bdev_read(bd, blocknr * nsect, nsect, bh->b_data);
 	}
 	if (r < 0)
-		atomic_fetch_add(&c->sh->errors, 1);
+		atomic_fetch_add(&st->errors, 1);
 	atomic_store(&bh->b_error, r);
 	return r;
 }
@@ -107,8 +109,8 @@ struct cm_prefetch_run {
 /* Ends a run: every buffer uptodate (or its error kept), unlocked, put. */
 static void cm_bcache_run_end(cm_bcache *c, struct cm_prefetch_run *run, int r)
 {
-	if (r < 0)
-		atomic_fetch_add(&c->sh->errors, 1);
+	if (r < 0 && run->n)
+		atomic_fetch_add(&cm_bcache_stripe_of(c, cm_bh_blocknr(run->bh[0]))->errors, 1);
 	for (uint32_t i = 0; i < run->n; i++) {
 		cm_bh *bh = run->bh[i];
 		if (r == 0)
@@ -154,7 +156,7 @@ static int cm_bcache_run_start(cm_bcache *c, cm_bdev *bd, struct cm_prefetch_run
 		return -ERANGE;
 	for (uint32_t i = 0; i < run->n; i++)
 		bufs[i] = run->bh[i]->b_data;
-	atomic_fetch_add(&c->sh->reads, run->n);
+	atomic_fetch_add(&cm_bcache_stripe_of(c, first)->reads, run->n);
 	return cm_bdev_submit_readv(bd, first * nsect, nsect, bufs, run->n);
 }
 
@@ -255,7 +257,7 @@ static bool cm_writeback_claim(cm_bcache *c, cm_bh *bh, int *r)
 static int cm_writeback_end(cm_bcache *c, cm_bh *bh, int r)
 {
 	if (r < 0) {
-		atomic_fetch_add(&c->sh->errors, 1);
+		atomic_fetch_add(&cm_bcache_stripe_of(c, cm_bh_blocknr(bh))->errors, 1);
 		atomic_fetch_or(&bh->b_state, CM_BH_DIRTY);
 	}
 	atomic_store(&bh->b_error, r);
@@ -291,7 +293,7 @@ int cm_bcache_writeback(cm_bcache *c, cm_bdev *bd, uint32_t max)
 				err = cm_writeback_end(c, bh, r);
 				continue;
 			}
-			atomic_fetch_add(&c->sh->writes, 1);
+			atomic_fetch_add(&cm_bcache_stripe_of(c, blocknr)->writes, 1);
 			flight[(first + count++) % CM_WRITEBACK_DEPTH] = bh;
 		}
 		if (count == 0)

@@ -33,8 +33,7 @@ static const char *cm_sandbox_user; /* [main thread, before enter] --user, or NU
 
 /* What every service may call once confined. sysinfo: glibc's qsort
  * asks for the memory size (sysconf(_SC_PHYS_PAGES)) before sorting a
- * large array, as htree leaf splits do; it reveals nothing a service
- * could misuse. */
+ * large array; it reveals nothing a service could misuse. */
 static const int cm_base_syscalls[] = {
 	SCMP_SYS(brk), SCMP_SYS(mmap), SCMP_SYS(munmap), SCMP_SYS(mremap),
 	SCMP_SYS(madvise), SCMP_SYS(mprotect), SCMP_SYS(futex),

@@ -8,8 +8,6 @@
  * ".." chains they walk to refuse a loop do not change under them.
  * Lock order: rename_mtx -> stripes in index order -> journal handle.
  */
-#include <stdlib.h>
-
 #include "ops.h"
 
 #define INO_ILOCK_STRIPES 1024u
@@ -33,21 +31,20 @@ static unsigned ino_stripe(uint32_t ino)
 	return (ino * 0x9e3779b1u) >> 22; /* the top 10 bits: 0..1023 */
 }
 
-static int ino_stripe_cmp(const void *a, const void *b)
-{
-	unsigned x = *(const unsigned *)a, y = *(const unsigned *)b;
-
-	return x < y ? -1 : x > y;
-}
-
 void ino_ilock(ino_ilockset *ls, const uint32_t *inos, unsigned n)
 {
 	pthread_once(&ino_stripes_once, ino_stripes_init);
 	ls->n = 0;
-	for (unsigned i = 0; i < n && i < INO_ILOCK_MAX; i++)
-		if (inos[i])
-			ls->stripes[ls->n++] = ino_stripe(inos[i]);
-	qsort(ls->stripes, ls->n, sizeof(ls->stripes[0]), ino_stripe_cmp);
+	/* At most INO_ILOCK_MAX stripes: sorted by insertion. */
+	for (unsigned i = 0; i < n && i < INO_ILOCK_MAX; i++) {
+		unsigned st, k;
+		if (!inos[i])
+			continue;
+		st = ino_stripe(inos[i]);
+		for (k = ls->n++; k > 0 && ls->stripes[k - 1] > st; k--)
+			ls->stripes[k] = ls->stripes[k - 1];
+		ls->stripes[k] = st;
+	}
 	unsigned k = 0;
 	for (unsigned i = 0; i < ls->n; i++)
 		if (k == 0 || ls->stripes[k - 1] != ls->stripes[i])

@@ -88,8 +88,6 @@ int ino_op_stop(ino_txn *t, const uint32_t *inos, unsigned n, bool data);
 bool ino_cred_in_group(const ino_creds *c, uint32_t gid);
 /* The caller owns in, or is root. */
 bool ino_owner(const ino_inode *in, const ino_creds *c);
-/* May c add or remove entries of dir? -ENOTDIR, -EACCES. */
-int ino_perm_dir_write(const ino_inode *dir, const ino_creds *c);
 /* The sticky bit: may c remove or replace victim in dir? -EPERM. */
 int ino_perm_sticky(const ino_inode *dir, const ino_inode *victim, const ino_creds *c);
 

@@ -44,13 +44,6 @@ bool ino_owner(const ino_inode *in, const ino_creds *c)
 	return c->uid == 0 || c->uid == in->uid;
 }
 
-int ino_perm_dir_write(const ino_inode *dir, const ino_creds *c)
-{
-	if (!S_ISDIR(dir->mode))
-		return -ENOTDIR;
-	return ino_perm(dir, c, 3);
-}
-
 int ino_perm_sticky(const ino_inode *dir, const ino_inode *victim, const ino_creds *c)
 {
 	if (!(dir->mode & S_ISVTX) || c->uid == 0 || c->uid == dir->uid || c->uid == victim->uid)

@@ -223,7 +223,7 @@ static int wo_times(char **av)
 
 static int wo_ns(char **av, int ac)
 {
-	const char *name, *name2;
+	const char *name = NULL, *name2 = NULL;
 	uint64_t dir, dir2, ino;
 	ext3d_attr a;
 	int r;

@@ -250,7 +250,10 @@ static void x3k_push(struct x3k_hist *h, const char *path, uint64_t size)
 {
 	if (h->n >= sizeof(h->st) / sizeof(h->st[0]))
 		return;
-	snprintf(h->st[h->n].path, sizeof(h->st[h->n].path), "%s", path);
+	char copy[sizeof(h->st[0].path)]; /* path may be an earlier state's */
+
+	snprintf(copy, sizeof(copy), "%s", path);
+	memcpy(h->st[h->n].path, copy, sizeof(copy));
 	h->st[h->n].size = size;
 	h->n++;
 }
