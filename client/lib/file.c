@@ -247,6 +247,8 @@ static int x3_file_regrant(ext3d_file *f, uint64_t *ret_gen)
 			return 0;
 		}
 		r = x3_resolve(f->fs, f->path, !(f->flags & O_NOFOLLOW), &a);
+		if (r < 0 && x3_gen(f->fs) != now)
+			continue; /* the group restarted again during the walk */
 		if (r < 0)
 			return r == -ENOENT || r == -ENOTDIR ? -ESTALE : r;
 		if (a.ino != f->ino) {
