@@ -350,17 +350,11 @@ static ssize_t x3_file_write(ext3d_file *f, const void *buf, size_t len, uint64_
 		len = SSIZE_MAX;
 	while (done < len) {
 		size_t chunk = len - done < CM_SEG_DATA ? len - done : CM_SEG_DATA;
-		cm_fs_req req = {.hdr.op = CM_FS_WRITE, .offset = off + done,
-				 .length = (uint32_t)chunk};
+		cm_fs_req req = x3_write_req(0, off + done, chunk, flags);
 		x3_io io = {.in = (const uint8_t *)buf + done, .inlen = chunk};
 		cm_fs_resp resp;
-		int r;
+		int r = x3_file_call(f, &req, &resp, &io);
 
-		if (flags & EXT3D_WRITE_APPEND)
-			req.flags |= CM_FS_WRITE_APPEND;
-		if (flags & EXT3D_WRITE_SYNC)
-			req.flags |= CM_FS_WRITE_SYNC;
-		r = x3_file_call(f, &req, &resp, &io);
 		if (r < 0)
 			return done ? (ssize_t)done : r;
 		x3_dirty_after(f->fs, &req, &resp, io.gen);

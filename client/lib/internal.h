@@ -96,6 +96,8 @@ int x3_dirty_sync(ext3d *fs, uint64_t gen, int r);
 void x3_dirty_fini(ext3d *fs);
 
 /* write.c */
+/* The request writing chunk bytes at off of ino with EXT3D_WRITE_* flags. */
+cm_fs_req x3_write_req(uint64_t ino, uint64_t off, size_t chunk, unsigned flags);
 /* ext3d_write_ino that also says the session generation of its last
  * request (*ret_gen) and the file's size after it (*ret_size); both may
  * be NULL, and are left alone if nothing was written. */

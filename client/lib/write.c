@@ -112,6 +112,18 @@ int ext3d_rename_ino(ext3d *fs, uint64_t olddir, const char *oldname, uint64_t n
 	return x3_wcall(fs, &req, newname, nl, NULL);
 }
 
+cm_fs_req x3_write_req(uint64_t ino, uint64_t off, size_t chunk, unsigned flags)
+{
+	cm_fs_req req = {.hdr.op = CM_FS_WRITE, .ino = ino, .offset = off,
+			 .length = (uint32_t)chunk};
+
+	if (flags & EXT3D_WRITE_APPEND)
+		req.flags |= CM_FS_WRITE_APPEND;
+	if (flags & EXT3D_WRITE_SYNC)
+		req.flags |= CM_FS_WRITE_SYNC;
+	return req;
+}
+
 ssize_t x3_write_gen(ext3d *fs, uint64_t ino, const void *buf, size_t len, uint64_t off,
 		     unsigned flags, uint64_t *ret_gen, uint64_t *ret_size)
 {
@@ -123,17 +135,11 @@ ssize_t x3_write_gen(ext3d *fs, uint64_t ino, const void *buf, size_t len, uint6
 		len = SSIZE_MAX;
 	while (done < len) {
 		size_t chunk = len - done < CM_SEG_DATA ? len - done : CM_SEG_DATA;
-		cm_fs_req req = {.hdr.op = CM_FS_WRITE, .ino = ino, .offset = off + done,
-				 .length = (uint32_t)chunk};
+		cm_fs_req req = x3_write_req(ino, off + done, chunk, flags);
 		x3_io io = {.in = (const uint8_t *)buf + done, .inlen = chunk};
 		cm_fs_resp resp;
-		int r;
+		int r = x3_call_io(fs, &req, &resp, &io);
 
-		if (flags & EXT3D_WRITE_APPEND)
-			req.flags |= CM_FS_WRITE_APPEND;
-		if (flags & EXT3D_WRITE_SYNC)
-			req.flags |= CM_FS_WRITE_SYNC;
-		r = x3_call_io(fs, &req, &resp, &io);
 		if (r < 0)
 			return done ? (ssize_t)done : r;
 		x3_dirty_after(fs, &req, &resp, io.gen);
