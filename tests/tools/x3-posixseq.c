@@ -10,6 +10,7 @@
  * no inode number is ever printed.
  *
  *   x3-posixseq [--no-dump] DIR SEED STEPS
+ *   x3-posixseq --dump DIR        (the tree dump alone)
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -405,10 +406,12 @@ int main(int argc, char **argv)
 	long steps;
 	ps_op op;
 
+	if (argc == 3 && !strcmp(argv[1], "--dump"))
+		return chdir(argv[2]) < 0 || ps_tree_dump() < 0 ? 1 : 0;
 	if (argc > 1 && !strcmp(argv[1], "--no-dump"))
 		dump = 0, arg++;
 	if (argc - arg != 3) {
-		fprintf(stderr, "usage: x3-posixseq [--no-dump] DIR SEED STEPS\n");
+		fprintf(stderr, "usage: x3-posixseq [--no-dump] DIR SEED STEPS | --dump DIR\n");
 		return 2;
 	}
 	if (chdir(argv[arg]) < 0) {
