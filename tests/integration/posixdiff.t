@@ -9,7 +9,10 @@
 # e2fsck -fn is clean on both images, and the kernel mounts the image
 # ext3d wrote and dumps the same trees. First the tool is checked against
 # itself on two kernel mounts. Default: 3 seeds of 250 calls per block
-# size; EXT3D_LONG=1: 8 seeds of 1500. EXT3D_SEED=N sets the base seed.
+# size; EXT3D_LONG=1: 8 seeds of 1500. EXT3D_SEED=N sets the base seed;
+# EXT3D_PDIFF_KEEP=DIR keeps every output there (K = kernel, X = ext3d);
+# EXT3D_PDIFF_ARGS passes options to x3-posixseq (--no-xattr: no xattr or
+# ACL calls, to look at the rest alone).
 set -u
 . "$(dirname "$0")/../lib/tap.sh"
 . "$T_TOP/tests/lib/instance.sh"
@@ -19,6 +22,7 @@ t_need_root "kernel loop mounts, other uids"
 t_need_kmount
 chmod 755 "$T_TMP" # uids 1000 and 1001 reach the mounts through it
 ps=$EXT3D_BUILD/tests/tools/x3-posixseq
+psargs=${EXT3D_PDIFF_ARGS:-}
 nseeds=3 steps=250
 [ -n "${EXT3D_LONG:-}" ] && nseeds=8 steps=1500
 base=${EXT3D_SEED:-$(date +%s)}
@@ -36,8 +40,8 @@ same() {
 t_mkimg "$T_TMP/k1.img" 1024 && cp "$T_TMP/k1.img" "$T_TMP/k2.img" &&
 	t_kmount "$T_TMP/k1.img" "$T_TMP/k1" && t_kmount "$T_TMP/k2.img" "$T_TMP/k2"
 t_ok $? "two kernel mounts of identical images"
-"$ps" "$T_TMP/k1" "$base" "$steps" >"$T_TMP/k1.out" 2>&1
-"$ps" "$T_TMP/k2" "$base" "$steps" >"$T_TMP/k2.out" 2>&1
+"$ps" $psargs "$T_TMP/k1" "$base" "$steps" >"$T_TMP/k1.out" 2>&1
+"$ps" $psargs "$T_TMP/k2" "$base" "$steps" >"$T_TMP/k2.out" 2>&1
 same "$T_TMP/k1.out" "$T_TMP/k2.out" "x3-posixseq prints the same on two kernel mounts ($(grep -c '' "$T_TMP/k1.out") lines)"
 t_umount "$T_TMP/k1"
 t_umount "$T_TMP/k2"
@@ -59,8 +63,9 @@ for bs in 1024 4096; do
 	for i in $(seq $nseeds); do
 		seed=$((base + 100 * k + i))
 		mkdir "$mk/s$i" "$mx/s$i"
-		"$ps" "$mk/s$i" $seed $steps >"$T_TMP/k$bs-$i.out" 2>&1
-		timeout 120 "$ps" "$mx/s$i" $seed $steps >"$T_TMP/x$bs-$i.out" 2>&1
+		"$ps" $psargs "$mk/s$i" $seed $steps >"$T_TMP/k$bs-$i.out" 2>&1
+		timeout 120 "$ps" $psargs "$mx/s$i" $seed $steps >"$T_TMP/x$bs-$i.out" 2>&1
+		[ -z "${EXT3D_PDIFF_KEEP:-}" ] || cp "$T_TMP/k$bs-$i.out" "$T_TMP/x$bs-$i.out" "$EXT3D_PDIFF_KEEP"
 		same "$T_TMP/k$bs-$i.out" "$T_TMP/x$bs-$i.out" \
 			"every result, errno, stat field, time move and the tree alike (seed $seed, $bs-byte blocks)"
 	done
@@ -68,13 +73,14 @@ for bs in 1024 4096; do
 	t_instance_stop $n
 	t_umount "$mk"
 	e2fsck -fn "$a" >"$T_TMP/fsck.out" 2>&1
-	t_ok $? "e2fsck -fn clean on the image ext3d wrote ($bs-byte blocks)"
-	[ -n "$(tail -c 1 "$T_TMP/fsck.out")" ] || sed 's/^/#   /' "$T_TMP/fsck.out" | head -20
+	rc=$?
+	t_ok $rc "e2fsck -fn clean on the image ext3d wrote ($bs-byte blocks)"
+	[ $rc -eq 0 ] || sed 's/^/#   /' "$T_TMP/fsck.out" | head -20
 	e2fsck -fn "$b" >/dev/null 2>&1
 	t_ok $? "e2fsck -fn clean on the kernel's twin ($bs-byte blocks)"
 	if t_kmount "$a" "$T_TMP/ma"; then
 		for i in $(seq $nseeds); do
-			"$ps" --dump "$T_TMP/ma/s$i" >"$T_TMP/a.tree" 2>&1
+			"$ps" $psargs --dump "$T_TMP/ma/s$i" >"$T_TMP/a.tree" 2>&1
 			grep '^T ' "$T_TMP/x$bs-$i.out" >"$T_TMP/x.tree"
 			same "$T_TMP/x.tree" "$T_TMP/a.tree" \
 				"the kernel mounts ext3d's image and dumps the tree ext3d showed (seed $((base + 100 * k + i)))"

@@ -9,8 +9,9 @@
  * tree dump (x3-pseq-tree.c) closes the run. No absolute time of day and
  * no inode number is ever printed.
  *
- *   x3-posixseq [--no-dump] DIR SEED STEPS
- *   x3-posixseq --dump DIR        (the tree dump alone)
+ *   x3-posixseq [--no-dump] [--no-xattr] DIR SEED STEPS
+ *   x3-posixseq [--no-xattr] --dump DIR     (the tree dump alone)
+ * --no-xattr leaves out the xattr and ACL calls, and xattrs from the dump.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -44,8 +45,8 @@ static const int64_t ps_edges[] = {
 static const unsigned ps_fmodes[] = { 0644, 0600, 0666, 0755, 0777, 0400, 0000,
 	04755, 02755, 06777, 02745, 01777, 07777, 0640 };
 static const unsigned ps_dmodes[] = { 0777, 0755, 0700, 02775, 01777, 0750, 0555, 03777 };
-/* call weights, by kind */
-static const int ps_weights[PS_NKINDS] = {
+/* call weights, by kind (--no-xattr zeroes the xattr and ACL calls) */
+static int ps_weights[PS_NKINDS] = {
 	[PS_CREATE] = 10, [PS_WRITE] = 10, [PS_READ] = 5, [PS_TRUNC] = 5,
 	[PS_FTRUNC] = 3, [PS_RENAME] = 7, [PS_LINK] = 4, [PS_SYMLINK] = 4,
 	[PS_READLINK] = 2, [PS_UNLINK] = 5, [PS_RMDIR] = 3, [PS_MKDIR] = 4,
@@ -406,12 +407,16 @@ int main(int argc, char **argv)
 	long steps;
 	ps_op op;
 
-	if (argc == 3 && !strcmp(argv[1], "--dump"))
-		return chdir(argv[2]) < 0 || ps_tree_dump() < 0 ? 1 : 0;
-	if (argc > 1 && !strcmp(argv[1], "--no-dump"))
-		dump = 0, arg++;
+	for (; arg < argc && !strncmp(argv[arg], "--no-", 5); arg++) {
+		if (!strcmp(argv[arg], "--no-dump"))
+			dump = 0;
+		for (int k = PS_SETXATTR; k <= PS_GETACL && !strcmp(argv[arg], "--no-xattr"); k++)
+			ps_weights[k] = 0, ps_no_xattr = 1;
+	}
+	if (argc - arg == 2 && !strcmp(argv[arg], "--dump"))
+		return chdir(argv[arg + 1]) < 0 || ps_tree_dump() < 0 ? 1 : 0;
 	if (argc - arg != 3) {
-		fprintf(stderr, "usage: x3-posixseq [--no-dump] DIR SEED STEPS | --dump DIR\n");
+		fprintf(stderr, "usage: x3-posixseq [--no-dump] [--no-xattr] DIR SEED STEPS | [--no-xattr] --dump DIR\n");
 		return 2;
 	}
 	if (chdir(argv[arg]) < 0) {

@@ -27,6 +27,7 @@
 
 static struct { dev_t dev; ino_t ino; } pt_inos[PT_INOS];
 static int pt_ninos;
+int ps_no_xattr;
 static unsigned char pt_buf[1 << 20];
 
 uint64_t ps_hash(uint64_t h, const void *p, size_t n)
@@ -162,7 +163,8 @@ static int pt_walk(const char *p, int depth)
 	if (!S_ISDIR(st.st_mode) && st.st_nlink > 1)
 		printf(" L%d", pt_group(&st));
 	pt_content(p, &st);
-	pt_xattrs(p);
+	if (!ps_no_xattr)
+		pt_xattrs(p);
 	printf("\n");
 	if (!S_ISDIR(st.st_mode) || depth >= PT_DEPTH)
 		return 0;

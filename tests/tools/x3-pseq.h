@@ -50,6 +50,7 @@ typedef struct ps_out {
 } ps_out;
 
 extern const ps_user ps_users[];
+extern int ps_no_xattr; /* the dump leaves xattrs out */
 
 void ps_printf(ps_out *o, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* " = RET" or " = -1 ENAME" after a call that set errno on failure. */
