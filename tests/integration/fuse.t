@@ -191,6 +191,17 @@ fd = os.open(sys.argv[1], os.O_RDWR | os.O_CREAT, 0o444)
 os.write(fd, b"ok")' "$m/pub/ro"
 t_is "$(cat "$m/pub/ro")" ok "O_CREAT with mode 0444: the descriptor still writes"
 
+# The page cache: kept across opens of an unchanged file, dropped when
+# another client changed it.
+head -c 1048576 /dev/urandom >"$T_TMP/c1"; head -c 1048576 /dev/urandom >"$T_TMP/c2"
+cp "$T_TMP/c1" "$m/cached"
+cat "$m/cached" >/dev/null
+cat "$m/cached" >/dev/null
+t_is "$(fincore -b -n -o RES "$m/cached" | tr -d ' ')" 1048576 \
+	"an unchanged file stays in the page cache across opens"
+"$T_EXT3D" --instance $n put "$T_TMP/c2" /cached
+t_run "a file changed by another client is read anew" cmp "$T_TMP/c2" "$m/cached"
+
 # inode-svc restarts under the mount: the mount keeps working.
 before=$(t_field $n generation)
 kill -9 "$(t_svc_pid $n inode-svc)"
@@ -211,6 +222,12 @@ tree() { (cd "$1" && find . -path ./lost+found -prune -o -printf '%p %y %s %m %U
 tree "$m" >"$T_TMP/tree.fuse"
 fusermount3 -u "$m"
 t_ok $? "unmount"
+"$FUSE" --instance $n -f "$m" &
+fpid=$!
+for _ in $(seq 50); do findmnt "$m" >/dev/null && break; sleep 0.1; done
+t_is "$(cat "$m/x3")" two "mounted again (-f)"
+kill -TERM $fpid && wait $fpid
+t_is "$?:$(findmnt -n "$m" | wc -l)" "0:0" "SIGTERM: the daemon unmounts and exits"
 t_instance_stop $n
 e2fsck -fn "$img" >"$T_TMP/fsck" 2>&1
 t_ok $? "e2fsck -fn clean"
