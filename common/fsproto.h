@@ -48,10 +48,15 @@ enum cm_fs_op {
 	CM_FS_FSYNC = 17,   /* ino, flags CM_FS_FSYNC_DATA (fdatasync): returns once the
 			     * commit holding the inode's changes is durable */
 	CM_FS_SYNC = 18,    /* commit everything, wait for it */
+	CM_FS_FALLOCATE = 23, /* ino, flags = fallocate(2)'s mode, offset, range = length:
+			       * PUNCH_HOLE|KEEP_SIZE frees the range's blocks and zeroes
+			       * its partial blocks; other modes -EOPNOTSUPP -> attr */
 };
 
 /* rename: fail with -EEXIST rather than replace (renameat2's NOREPLACE) */
 #define CM_FS_RENAME_NOREPLACE 0x1u
+/* rename: both names exist and swap (renameat2's EXCHANGE), one transaction */
+#define CM_FS_RENAME_EXCHANGE 0x2u
 
 /* write: at the end of the file, whatever offset says (O_APPEND) */
 #define CM_FS_WRITE_APPEND 0x1u
@@ -116,6 +121,7 @@ typedef struct cm_fs_req {
 	uint32_t uid, gid;     /* setattr */
 	int64_t atime, mtime;  /* setattr */
 	uint32_t atime_ns, mtime_ns; /* setattr */
+	uint64_t range;        /* fallocate: the length of the range */
 } cm_fs_req;
 
 typedef struct cm_fs_statfs {

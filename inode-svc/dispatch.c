@@ -240,6 +240,7 @@ static const struct {
 	[CM_FS_SETATTR] = {ino_h_setattr, "setattr", true, false},
 	[CM_FS_FSYNC] = {ino_h_fsync, "fsync", true, false},
 	[CM_FS_SYNC] = {ino_h_sync, "sync", false, false},
+	[CM_FS_FALLOCATE] = {ino_h_fallocate, "fallocate", true, false},
 };
 
 /* The caller's credentials: the peer's, or those it passes if privileged. */

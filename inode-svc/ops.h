@@ -93,6 +93,6 @@ int ino_perm_sticky(const ino_inode *dir, const ino_inode *victim, const ino_cre
 
 /* ---- the handlers (ops_ns.c, ops_rm.c, ops_rename.c, ops_data.c) ---- */
 ino_handler ino_h_mknod, ino_h_symlink, ino_h_link, ino_h_unlink, ino_h_rmdir, ino_h_rename,
-	ino_h_write, ino_h_setattr, ino_h_fsync, ino_h_sync;
+	ino_h_write, ino_h_setattr, ino_h_fallocate, ino_h_fsync, ino_h_sync;
 
 #endif

@@ -76,6 +76,9 @@ uint64_t x3_gen(ext3d *fs);
 /* The reason inode-svc gave for the calling thread's last refused attach. */
 void x3_detail_set(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
+/* actas.c: the calling thread's ext3d_act_as credentials into req. */
+void x3_act_apply(const ext3d *fs, cm_fs_req *req);
+
 /* ops.c */
 void x3_attr_from(const cm_fs_attr *a, ext3d_attr *ret);
 /* ext3d_readdir_ino with the request's flags (CM_FS_READDIR_*). */

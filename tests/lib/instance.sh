@@ -17,10 +17,10 @@ t_instance_start() {
 
 # t_instance_wait_ready NAME [PID]: waits up to 20 s for state ready.
 t_instance_wait_ready() {
-	for _ in $(seq 200); do
-		t_status "$1" >/dev/null 2>&1 && [ "$(t_field "$1" supervisor.state)" = ready ] && return 0
+	for _ in $(seq 400); do
+		t_status "$1" 2>/dev/null | grep -q '"supervisor":{[^}]*"state":"ready"' && return 0
 		[ -n "${2:-}" ] && ! kill -0 "$2" 2>/dev/null && break
-		sleep 0.1
+		sleep 0.05
 	done
 	echo "# instance $1 not ready; its log:"; sed 's/^/#   /' "$T_TMP/$1.log" | tail -20
 	return 1
