@@ -410,12 +410,16 @@ int main(int argc, char **argv)
 	for (; arg < argc && !strncmp(argv[arg], "--no-", 5); arg++) {
 		if (!strcmp(argv[arg], "--no-dump"))
 			dump = 0;
-		for (int k = PS_SETXATTR; k <= PS_GETACL && !strcmp(argv[arg], "--no-xattr"); k++)
-			ps_weights[k] = 0, ps_no_xattr = 1;
+		else if (!strcmp(argv[arg], "--no-xattr"))
+			ps_no_xattr = 1;
+		else
+			break;
 	}
+	for (int k = PS_SETXATTR; k <= PS_GETACL && ps_no_xattr; k++)
+		ps_weights[k] = 0;
 	if (argc - arg == 2 && !strcmp(argv[arg], "--dump"))
 		return chdir(argv[arg + 1]) < 0 || ps_tree_dump() < 0 ? 1 : 0;
-	if (argc - arg != 3) {
+	if (argc - arg != 3 || !strncmp(argv[arg], "--", 2)) {
 		fprintf(stderr, "usage: x3-posixseq [--no-dump] [--no-xattr] DIR SEED STEPS | [--no-xattr] --dump DIR\n");
 		return 2;
 	}

@@ -4,6 +4,11 @@
  * afterwards (set-id bits cleared by a write or chown show there). Long
  * names print as their first bytes and length. Buffers are static: the
  * tool is single-threaded and children get their own copy.
+ * Two things no FUSE server can match are left out: the atime (printed
+ * only right after utimensat set it: FUSE marks its inodes S_NOATIME and
+ * reads served from the page cache never reach the server) and writes
+ * into FIFOs (FUSE marks special files S_NOCMTIME, so the pipe's mtime
+ * and ctime updates never happen).
  */
 #define _GNU_SOURCE
 #include <dirent.h>
@@ -64,12 +69,13 @@ static void ps_time(ps_out *o, const char *tag, const struct timespec *t)
 		ps_printf(o, " %s=now", tag);
 }
 
-void ps_stat_fields(ps_out *o, const struct stat *st)
+static void ps_stat_fields(ps_out *o, const struct stat *st, int atime)
 {
 	ps_printf(o, " mode=0%o nlink=%lu uid=%u gid=%u size=%lld blocks=%lld rdev=%u:%u",
 		  st->st_mode, (unsigned long)st->st_nlink, st->st_uid, st->st_gid,
 		  (long long)st->st_size, (long long)st->st_blocks, major(st->st_rdev), minor(st->st_rdev));
-	ps_time(o, "a", &st->st_atim);
+	if (atime)
+		ps_time(o, "a", &st->st_atim);
 	ps_time(o, "m", &st->st_mtim);
 }
 
@@ -95,7 +101,7 @@ static void ps_lstat_print(ps_out *o, const char *p)
 		ps_printf(o, "; lstat %s = -1 %s", ps_p(p), strerrorname_np(errno));
 	else {
 		ps_printf(o, "; %s", ps_p(p));
-		ps_stat_fields(o, &st);
+		ps_stat_fields(o, &st, 0);
 	}
 }
 
@@ -105,7 +111,7 @@ static void ps_fstat_print(ps_out *o, int fd)
 
 	if (fstat(fd, &st) == 0) {
 		ps_printf(o, ";");
-		ps_stat_fields(o, &st);
+		ps_stat_fields(o, &st, 0);
 	}
 }
 
@@ -125,15 +131,18 @@ static int ps_open(ps_out *o, const char *p, int flags, unsigned mode)
 
 static void ex_open_write(const ps_op *op, ps_out *o)
 {
-	int fd;
+	struct stat st;
 	ssize_t n;
+	int fd;
 
 	ps_printf(o, "open %s 0x%x 0%o", ps_p(op->p0), (unsigned)op->flags, op->mode);
 	fd = ps_open(o, op->p0, op->flags, op->mode);
 	ps_ret(o, fd < 0 ? -1 : 0, errno);
 	if (fd < 0)
 		return;
-	if (op->kind == PS_WRITE || op->b) {
+	if (fstat(fd, &st) == 0 && S_ISFIFO(st.st_mode))
+		ps_printf(o, " (a FIFO, not written)");
+	else if (op->kind == PS_WRITE || op->b) {
 		ps_fill(ps_io, (size_t)op->b, op->dseed);
 		if (op->kind == PS_CREATE || (op->flags & O_APPEND)) {
 			ps_printf(o, "; write %lld", (long long)op->b);
@@ -246,6 +255,7 @@ static void ex_names(const ps_op *op, ps_out *o)
 static void ex_attrs(const ps_op *op, ps_out *o)
 {
 	struct timespec ts[2];
+	struct stat st;
 	int r = -1;
 
 	switch (op->kind) {
@@ -269,8 +279,13 @@ static void ex_attrs(const ps_op *op, ps_out *o)
 		break;
 	}
 	ps_ret(o, r, errno);
-	if (r == 0)
+	if (r == 0 && op->kind == PS_UTIMES && fstatat(AT_FDCWD, op->p0, &st, op->flags) == 0) {
+		/* the atime only when this call set it */
+		ps_printf(o, "; %s", ps_p(op->p0));
+		ps_stat_fields(o, &st, op->a || op->t[0] != -2);
+	} else if (r == 0) {
 		ps_lstat_print(o, op->p0);
+	}
 }
 
 static int ps_cmp(const void *a, const void *b)
@@ -292,12 +307,12 @@ static void ex_look(const ps_op *op, ps_out *o)
 		r = lstat(op->p0, &st);
 		ps_ret(o, r, errno);
 		if (r == 0)
-			ps_stat_fields(o, &st);
+			ps_stat_fields(o, &st, 0);
 		ps_printf(o, "; stat");
 		r = stat(op->p0, &st);
 		ps_ret(o, r, errno);
 		if (r == 0)
-			ps_stat_fields(o, &st);
+			ps_stat_fields(o, &st, 0);
 		return;
 	case PS_READLINK:
 		ps_printf(o, "readlink %s", ps_p(op->p0));

@@ -57,8 +57,6 @@ void ps_printf(ps_out *o, const char *fmt, ...) __attribute__((format(printf, 2,
 void ps_ret(ps_out *o, long r, int err);
 uint64_t ps_hash(uint64_t h, const void *p, size_t n);
 void ps_fill(unsigned char *buf, size_t n, uint64_t seed);
-/* The stat fields ext3 defines, times as "recent" or the explicit value. */
-void ps_stat_fields(ps_out *o, const struct stat *st);
 
 /* Runs op as the calling process (already the right user); prints it. */
 void ps_exec(const ps_op *op, ps_out *o);
