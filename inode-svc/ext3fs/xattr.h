@@ -148,7 +148,8 @@ void ino_acl_chmod(ino_acl *a, uint16_t mode);
 /* The ACL of index (ACCESS or DEFAULT) of in: 0 (count 0: none) or an
  * error of ino_xattr_get, -EUCLEAN for a corrupt stored ACL. */
 int ino_acl_get(ino_fs *fs, const ino_inode *in, int index, ino_acl *ret);
-/* Stores a as in's ACL of index (count 0: removes it, absent or not). */
+/* Stores a as in's ACL of index (count 0: removes it, absent or not);
+ * writes in either way. */
 int ino_acl_set(ino_fs *fs, ino_txn *t, ino_inode *in, int index, const ino_acl *a);
 
 #endif /* INO_XATTR_H */

@@ -407,7 +407,7 @@ int ino_acl_set(ino_fs *fs, ino_txn *t, ino_inode *in, int index, const ino_acl 
 
 	if (!a || a->count == 0) {
 		r = ino_xattr_set(fs, t, in, index, "", 0, NULL, 0, 0);
-		return r == -ENODATA ? 0 : r;
+		return r == -ENODATA ? ino_inode_write(fs, t, in) : r;
 	}
 	return ino_xattr_set(fs, t, in, index, "", 0, buf, ino_acl_to_disk(a, buf), 0);
 }
