@@ -33,8 +33,8 @@ enum cm_fs_op {
 	 * granted. */
 	CM_FS_MKNOD = 9,    /* ino = dir, name, mode (S_IFREG, S_IFDIR, S_IFCHR, S_IFBLK,
 			     * S_IFIFO, S_IFSOCK with the permission bits, umask
-			     * applied by the caller), rdev -> attr; -EEXIST if the
-			     * name exists */
+			     * applied by the caller, or CM_FS_MKNOD_UMASK), rdev -> attr;
+			     * -EEXIST if the name exists */
 	CM_FS_SYMLINK = 10, /* ino = dir, name, target in the data buffer (length bytes) -> attr */
 	CM_FS_LINK = 11,    /* ino = the inode, ino2 = dir, name -> attr */
 	CM_FS_UNLINK = 12,  /* ino = dir, name */
