@@ -178,6 +178,9 @@ static int ino_xattr_change(ino_session *ss, const ino_creds *c, const cm_fs_req
 		r = ino_op_read(s, rq->ino, &in);
 		if (r == 0)
 			r = ino_xattr_perm(&in, c, &x, true);
+		/* too big for any block: no commit makes room for it */
+		if (r == 0 && val && !ino_xname_acl(&x) && !ino_xattr_fits(s->fs, x.slen, len))
+			r = -ENOSPC;
 		if (r == 0)
 			r = ino_txn_start(s, c, INO_CRED_XATTR + INO_CRED_INODE, &t);
 		if (r < 0)

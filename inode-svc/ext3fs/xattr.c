@@ -50,6 +50,12 @@ int ino_xattr_name(const char *full, size_t len, int *ret_index, const char **re
 	return -EOPNOTSUPP;
 }
 
+bool ino_xattr_fits(const ino_fs *fs, size_t nlen, size_t vlen)
+{
+	return nlen <= INO_XATTR_NAME_MAX && vlen <= INO_XATTR_SIZE_MAX &&
+	       INO_XA_HDR + INO_XA_LEN(nlen) + 4 + INO_XA_SIZE(vlen) <= fs->geom.block_size;
+}
+
 void ino_xa_warn(uint32_t ino, uint64_t blk, const char *why)
 {
 	if (blk)

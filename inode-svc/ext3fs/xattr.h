@@ -91,6 +91,10 @@ ssize_t ino_xattr_list(ino_fs *fs, const ino_inode *in, bool trusted, char *buf,
 int ino_xattr_set(ino_fs *fs, ino_txn *t, ino_inode *in, int index, const char *name,
 		  size_t nlen, const void *val, size_t vlen, int flags);
 
+/* Whether a name of nlen and a value of vlen fit an empty block: when not,
+ * ino_xattr_set can only say -ENOSPC (no commit frees room for it). */
+bool ino_xattr_fits(const ino_fs *fs, size_t nlen, size_t vlen);
+
 /*
  * Drops in's reference to its attribute block (i_file_acl), freeing the
  * block with the last one, as ext3_xattr_delete_inode: in's file_acl and

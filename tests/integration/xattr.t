@@ -6,10 +6,11 @@
 # get, list, remove with their errors; a block debugfs made shared by two
 # inodes copied on write; ACLs set, read back, turned into mode bits,
 # following chmod, inherited from a directory's default ACL (and the umask
-# without one); as uid 1000, access an ACL grants and one it denies, and the
-# namespace rules. Then shutdown: e2fsck -fn clean (no leaked block after
-# the unlinks), debugfs reads the attributes back, and as root a kernel loop
-# mount shows the same through getfattr and getfacl.
+# without one); ctime moving on set and remove; as uid 1000, access an ACL
+# grants and one it denies, the namespace rules and the sticky directory's.
+# Then shutdown: e2fsck -fn clean (no leaked block after the unlinks),
+# debugfs reads the attributes back, and as root a kernel loop mount shows
+# the same through getfattr and getfacl.
 set -u
 . "$(dirname "$0")/../lib/tap.sh"
 . "$T_TOP/tests/lib/instance.sh"
@@ -149,6 +150,10 @@ stat /plain => ok 100640
 create /plain2 0644 => ok
 chmod /plain2 0644 => ok
 rmx /plain system.posix_acl_access => ok
+ctime /plain user.c v1 => ok moved
+ctime /plain user.c => ok moved
+umask 0 => ok
+mkdir /st 01777 => ok
 EOF
 	check "root: set, get, list, remove, ACLs ($isize)"
 	if [ -n "$can_drop" ]; then
@@ -168,6 +173,9 @@ setacl /acl access u::rwx,g::rwx,o::rwx => EPERM
 setx /plain2 user.x v => EACCES
 open /dd/nf w => ok
 setx /dd/nf user.mine yes => ok
+setx /st user.x v => EPERM
+setx /f user.x v => EACCES
+rmx /f user.big => EACCES
 EOF
 		check "uid 1000: ACL-granted and -denied access, namespace rules ($isize)" as_user
 	else

@@ -15,6 +15,9 @@
  *   create PATH MODE   mkdir PATH MODE   chmod PATH MODE   unlink PATH
  *   stat PATH          prints the mode in octal
  *   open PATH r|w      opens and closes (the permission check)
+ *   ctime PATH NAME [VALUE]  sets (removes without VALUE) and prints
+ *                      "ok moved" when ctime moved (waits past a second
+ *                      first on inodes without nanoseconds)
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -25,6 +28,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/xattr.h>
+#include <unistd.h>
 
 #include "ext3d.h"
 
@@ -197,6 +201,26 @@ static int xo_file(char **av, int ac)
 	return r < 0 ? r : ext3d_close(f);
 }
 
+static int xo_ctime(char **av, int ac)
+{
+	ext3d_attr b, a;
+	int r = ext3d_stat(xo_fs, av[1], &b);
+
+	if (r < 0 || ac < 3)
+		return r < 0 ? r : -EINVAL;
+	if (b.ctime_ns == 0)
+		sleep(1);
+	r = ac > 3 ? ext3d_setxattr(xo_fs, av[1], av[2], av[3], strlen(av[3]), 0)
+		   : ext3d_removexattr(xo_fs, av[1], av[2]);
+	if (r == 0)
+		r = ext3d_stat(xo_fs, av[1], &a);
+	if (r < 0)
+		return r;
+	printf("ok %s\n", a.ctime > b.ctime || (a.ctime == b.ctime && a.ctime_ns > b.ctime_ns)
+				  ? "moved" : "still");
+	return 1;
+}
+
 static int xo_run(char **av, int ac)
 {
 	const char *c = av[0];
@@ -209,6 +233,8 @@ static int xo_run(char **av, int ac)
 		return xo_set(av, ac);
 	if (!strcmp(c, "getx") || !strcmp(c, "getacl"))
 		return xo_get(av, ac, c[3] == 'a');
+	if (!strcmp(c, "ctime"))
+		return xo_ctime(av, ac);
 	if (!strcmp(c, "listx"))
 		return xo_list(av[1]);
 	if (!strcmp(c, "rmx"))
