@@ -236,7 +236,7 @@ int ino_acl_inherit(ino_svc *s, const ino_inode *dir, uint16_t *mode, bool use_u
 		return r;
 	if (ret->dflt.count == 0) {
 		if (use_umask)
-			*mode &= (uint16_t)~(umask & 0777);
+			*mode &= (uint16_t) ~(umask & 0777);
 		return 0;
 	}
 	ret->access = ret->dflt;

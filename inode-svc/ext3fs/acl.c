@@ -12,7 +12,6 @@
 #include <errno.h>
 #include <string.h>
 
-
 #define INO_ACL_XATTR_VERSION 2
 #define INO_ACL_DISK_VERSION 1
 #define INO_ACL_RWX 7u

@@ -23,7 +23,7 @@
 
 static const struct cfg {
 	uint32_t bs, isize;
-} cfgs[] = { { 1024, 128 }, { 4096, 256 }, { 1024, 256 } };
+} cfgs[] = {{1024, 128}, {4096, 256}, {1024, 256}};
 
 static ssize_t get(const ino_inode *in, const char *full, void *buf, size_t len)
 {
@@ -47,7 +47,8 @@ static int set(ino_inode *in, const char *full, const void *v, size_t len, int f
 static bool dbg_ea_is(const char *name, const char *attr, const char *want)
 {
 	char *out = t_sh_out("debugfs -R 'ea_get -f %s/out /%s %s' '%s' >/dev/null 2>&1; "
-			     "cat %s/out; rm -f %s/out", wf.dir, name, attr, wf.img, wf.dir, wf.dir);
+			     "cat %s/out; rm -f %s/out",
+			     wf.dir, name, attr, wf.img, wf.dir, wf.dir);
 	bool ok = out && t_is_str(out, want, "debugfs ea_get /%s %s", name, attr);
 
 	free(out);
@@ -142,7 +143,8 @@ static void t_write(void)
 	t_is_int(set(&in, "user.a", "s", 1, 0), 0, "user.a shrinks");
 	t_is_int(set(&in, "trusted.t", NULL, 0, 0), 0, "remove trusted.t");
 	t_is_int(set(&in, "security.s", NULL, 0, 0), 0, "remove security.s");
-	t_is_int(in.file_acl != 0, wf.isize == 128, "the block goes once it empties (large inodes)");
+	t_is_int(in.file_acl != 0, wf.isize == 128,
+		 "the block goes once it empties (large inodes)");
 	t_is_int(set(&in, "user.a", NULL, 0, 0), 0, "remove user.a");
 	t_is_int(in.file_acl, 0, "no block left");
 	t_is_int(in.blocks512, 0, "i_blocks back to 0");
@@ -237,9 +239,9 @@ static void t_shared(void)
 static void t_acl(void)
 {
 	static const uint8_t vfs[] = {
-		2, 0, 0, 0, 1, 0, 6, 0, 0xff, 0xff, 0xff, 0xff, 2, 0, 4, 0, 0xe8, 3, 0, 0,
-		4, 0, 4, 0, 0xff, 0xff, 0xff, 0xff, 0x10, 0, 6, 0, 0xff, 0xff, 0xff, 0xff,
-		0x20, 0, 0, 0, 0xff, 0xff, 0xff, 0xff,
+	    2, 0,    0,	   0,	 1,    0,    6,	   0, 0xff, 0xff, 0xff, 0xff, 2,    0,	  4,
+	    0, 0xe8, 3,	   0,	 0,    4,    0,	   4, 0,    0xff, 0xff, 0xff, 0xff, 0x10, 0,
+	    6, 0,    0xff, 0xff, 0xff, 0xff, 0x20, 0, 0,    0,	  0xff, 0xff, 0xff, 0xff,
 	};
 	uint8_t disk[64], out[64];
 	ino_acl a, b;
@@ -309,9 +311,10 @@ static void run_cfg(const struct cfg *c)
 	t_shared();
 	t_acl();
 	if (wf.kernel_ok)
-		t_is_int(t_kernel_run(wf.img, "ro",
-				      "getfattr -n user.k001 --only-values many | grep -qx value-1"),
-			 0, "the kernel's getfattr reads user.k001");
+		t_is_int(
+		    t_kernel_run(wf.img, "ro",
+				 "getfattr -n user.k001 --only-values many | grep -qx value-1"),
+		    0, "the kernel's getfattr reads user.k001");
 }
 
 int main(void)

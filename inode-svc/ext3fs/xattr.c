@@ -18,13 +18,13 @@
 static const struct {
 	int index;
 	const char *prefix;
-	bool whole;			/* the prefix is the whole name */
+	bool whole; /* the prefix is the whole name */
 } ino_xa_prefixes[] = {
-	{INO_XATTR_INDEX_USER, "user.", false},
-	{INO_XATTR_INDEX_ACL_ACCESS, "system.posix_acl_access", true},
-	{INO_XATTR_INDEX_ACL_DEFAULT, "system.posix_acl_default", true},
-	{INO_XATTR_INDEX_TRUSTED, "trusted.", false},
-	{INO_XATTR_INDEX_SECURITY, "security.", false},
+    {INO_XATTR_INDEX_USER, "user.", false},
+    {INO_XATTR_INDEX_ACL_ACCESS, "system.posix_acl_access", true},
+    {INO_XATTR_INDEX_ACL_DEFAULT, "system.posix_acl_default", true},
+    {INO_XATTR_INDEX_TRUSTED, "trusted.", false},
+    {INO_XATTR_INDEX_SECURITY, "security.", false},
 };
 #define INO_XA_NPREFIX (sizeof(ino_xa_prefixes) / sizeof(ino_xa_prefixes[0]))
 
@@ -96,8 +96,7 @@ int ino_xa_check(ino_xa_rgn *r, char *why, size_t whylen)
 		}
 		if (vs == 0)
 			continue;
-		if (vs > size || offs > size - vs ||
-		    r->base + offs < r->last + 4 || (offs & 3)) {
+		if (vs > size || offs > size - vs || r->base + offs < r->last + 4 || (offs & 3)) {
 			snprintf(why, whylen, "value of entry at %td out of place (%u+%u)",
 				 p - r->base, offs, vs);
 			return -EUCLEAN;
@@ -170,14 +169,16 @@ bool ino_xa_header_ok(const struct ino_xa_header *h)
 	       cm_le32(h->refcount) != 0;
 }
 
-int ino_xa_load_body(ino_fs *fs, const ino_inode *in, uint8_t **ret, ino_xa_rgn *r)
+int ino_xa_load_body(ino_fs *fs, const ino_inode *in, bool empty, uint8_t **ret, ino_xa_rgn *r)
 {
 	uint32_t off, len, bs = fs->geom.block_size;
 	uint64_t blk = ino_inode_blocknr(fs, in->ino);
 	uint32_t group, index;
+	const uint8_t *slot;
 	char why[96];
-	ino_buf b = { 0 };
+	ino_buf b = {0};
 	uint8_t *area;
+	bool magic;
 	int err;
 
 	*ret = NULL;
@@ -185,18 +186,20 @@ int ino_xa_load_body(ino_fs *fs, const ino_inode *in, uint8_t **ret, ino_xa_rgn 
 		return 0;
 	if (!blk || cm_ext3_inode_locate(&fs->geom, in->ino, &group, &index) < 0)
 		return -EINVAL;
-	area = malloc(len);
-	if (!area)
-		return -ENOMEM;
 	err = ino_blk_get(fs, blk, &b);
-	if (err < 0) {
-		free(area);
+	if (err < 0)
 		return err;
-	}
-	memcpy(area, b.data + ((uint64_t)index * fs->geom.inode_size) % bs + off, len);
-	ino_blk_put(fs, &b);
-	if (cm_le32(*(cm_le32_t *)area) != INO_XATTR_MAGIC)
+	slot = b.data + ((uint64_t)index * fs->geom.inode_size) % bs + off;
+	magic = cm_le32(*(const cm_le32_t *)slot) == INO_XATTR_MAGIC;
+	/* Most inodes have none: no copy for a reader then. */
+	area = magic || empty ? malloc(len) : NULL;
+	if (area && magic)
+		memcpy(area, slot, len);
+	else if (area)
 		memset(area, 0, len);
+	ino_blk_put(fs, &b);
+	if (!area)
+		return magic || empty ? -ENOMEM : 0;
 	ino_xa_rgn_body(r, area, len);
 	err = ino_xa_check(r, why, sizeof(why));
 	if (err < 0) {
@@ -211,7 +214,7 @@ int ino_xa_load_body(ino_fs *fs, const ino_inode *in, uint8_t **ret, ino_xa_rgn 
 int ino_xa_load_block(ino_fs *fs, const ino_inode *in, uint8_t **ret, ino_xa_rgn *r)
 {
 	uint32_t bs = fs->geom.block_size;
-	ino_buf b = { 0 };
+	ino_buf b = {0};
 	char why[96];
 	uint8_t *blk;
 	int err;
@@ -250,8 +253,7 @@ int ino_xa_load_block(ino_fs *fs, const ino_inode *in, uint8_t **ret, ino_xa_rgn
 }
 
 /* Copies e's value (the region's) into buf as getxattr does. */
-static ssize_t ino_xa_copy(const ino_xa_rgn *r, const struct ino_xa_entry *e, void *buf,
-			   size_t len)
+static ssize_t ino_xa_copy(const ino_xa_rgn *r, const struct ino_xa_entry *e, void *buf, size_t len)
 {
 	uint32_t vs = cm_le32(e->value_size);
 
@@ -263,8 +265,8 @@ static ssize_t ino_xa_copy(const ino_xa_rgn *r, const struct ino_xa_entry *e, vo
 	return vs;
 }
 
-ssize_t ino_xattr_get(ino_fs *fs, const ino_inode *in, int index, const char *name,
-		      size_t nlen, void *buf, size_t len)
+ssize_t ino_xattr_get(ino_fs *fs, const ino_inode *in, int index, const char *name, size_t nlen,
+		      void *buf, size_t len)
 {
 	struct ino_xa_entry *e;
 	uint8_t *area;
@@ -274,7 +276,7 @@ ssize_t ino_xattr_get(ino_fs *fs, const ino_inode *in, int index, const char *na
 
 	if (nlen > INO_XATTR_NAME_MAX)
 		return -ERANGE;
-	err = ino_xa_load_body(fs, in, &area, &r);
+	err = ino_xa_load_body(fs, in, false, &area, &r);
 	if (err < 0)
 		return err;
 	if (area && ino_xa_find(&r, index, name, nlen, false, &e) == 0)
@@ -308,7 +310,7 @@ int ino_xattr_iterate(ino_fs *fs, const ino_inode *in, ino_xattr_fn *fn, void *c
 {
 	uint8_t *area;
 	ino_xa_rgn r;
-	int err = ino_xa_load_body(fs, in, &area, &r);
+	int err = ino_xa_load_body(fs, in, false, &area, &r);
 
 	if (err < 0)
 		return err;

@@ -61,8 +61,8 @@ int ino_xattr_name(const char *full, size_t len, int *ret_index, const char **re
  * -ERANGE when len is smaller (len 0: the size only, buf unused), or
  * -EUCLEAN (a corrupt attribute area or block, logged), a get() error.
  */
-ssize_t ino_xattr_get(ino_fs *fs, const ino_inode *in, int index, const char *name,
-		      size_t nlen, void *buf, size_t len);
+ssize_t ino_xattr_get(ino_fs *fs, const ino_inode *in, int index, const char *name, size_t nlen,
+		      void *buf, size_t len);
 
 /* Called for each attribute (in-inode ones first); non-zero stops. */
 typedef int ino_xattr_fn(void *ctx, int index, const char *name, size_t nlen, uint32_t vsize);
@@ -88,8 +88,8 @@ ssize_t ino_xattr_list(ino_fs *fs, const ino_inode *in, bool trusted, char *buf,
  * there), -EEXIST (CREATE), -ENOSPC (too big for the body and a block),
  * -ERANGE (a name too long), -EUCLEAN, -errno of the transaction.
  */
-int ino_xattr_set(ino_fs *fs, ino_txn *t, ino_inode *in, int index, const char *name,
-		  size_t nlen, const void *val, size_t vlen, int flags);
+int ino_xattr_set(ino_fs *fs, ino_txn *t, ino_inode *in, int index, const char *name, size_t nlen,
+		  const void *val, size_t vlen, int flags);
 
 /* Whether a name of nlen and a value of vlen fit an empty block: when not,
  * ino_xattr_set can only say -ENOSPC (no commit frees room for it). */
@@ -116,11 +116,11 @@ int ino_xattr_drop_block(ino_fs *fs, ino_txn *t, ino_inode *in);
 
 typedef struct ino_acl_entry {
 	uint16_t tag, perm;
-	uint32_t id;			/* USER and GROUP only */
+	uint32_t id; /* USER and GROUP only */
 } ino_acl_entry;
 
 typedef struct ino_acl {
-	uint32_t count;			/* 0: no ACL */
+	uint32_t count; /* 0: no ACL */
 	ino_acl_entry e[INO_ACL_MAX_ENTRIES];
 } ino_acl;
 

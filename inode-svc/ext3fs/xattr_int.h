@@ -10,8 +10,8 @@
 #include "xattr.h"
 
 #define INO_XATTR_MAGIC 0xEA020000u
-#define INO_XA_HDR 32			/* the block header */
-#define INO_XA_ENTRY 16			/* an entry before its name */
+#define INO_XA_HDR 32	/* the block header */
+#define INO_XA_ENTRY 16 /* an entry before its name */
 #define INO_XA_LEN(n) (((uint32_t)(n) + INO_XA_ENTRY + 3) & ~3u)
 #define INO_XA_SIZE(s) (((uint32_t)(s) + 3) & ~3u)
 
@@ -19,8 +19,8 @@
 struct ino_xa_entry {
 	uint8_t name_len;
 	uint8_t name_index;
-	cm_le16_t value_offs;		/* from the region's base */
-	cm_le32_t value_block;		/* 0 (ext3 never sets it) */
+	cm_le16_t value_offs;  /* from the region's base */
+	cm_le32_t value_block; /* 0 (ext3 never sets it) */
 	cm_le32_t value_size;
 	cm_le32_t hash;
 	char name[];
@@ -39,11 +39,11 @@ _Static_assert(sizeof(struct ino_xa_entry) == INO_XA_ENTRY, "xattr entry");
 
 /* An attribute area in memory. */
 typedef struct ino_xa_rgn {
-	uint8_t *base;			/* value offsets count from here */
-	uint8_t *first;			/* the first entry */
-	uint8_t *end;			/* the end of the area */
-	uint8_t *last;			/* the zero word after the entries (checked) */
-	uint32_t min_offs;		/* lowest value offset; end - base if none */
+	uint8_t *base;	   /* value offsets count from here */
+	uint8_t *first;	   /* the first entry */
+	uint8_t *end;	   /* the end of the area */
+	uint8_t *last;	   /* the zero word after the entries (checked) */
+	uint32_t min_offs; /* lowest value offset; end - base if none */
 } ino_xa_rgn;
 
 static inline struct ino_xa_entry *ino_xa_next(struct ino_xa_entry *e)
@@ -84,11 +84,12 @@ void ino_xa_rgn_block(ino_xa_rgn *r, uint8_t *blk, uint32_t bs);
 bool ino_xa_header_ok(const struct ino_xa_header *h);
 
 /*
- * Copies in's body area (*ret, malloc'ed; NULL when the inode has none;
- * zeroed when it holds no magic) or its block (*ret NULL without
- * i_file_acl) and checks it into *r: 0 or -EUCLEAN (logged), -errno.
+ * Copies in's body area (*ret, malloc'ed; NULL when the inode can have
+ * none, or holds no magic and empty is false; zeroed when it holds no
+ * magic and empty is set) or its block (*ret NULL without i_file_acl) and
+ * checks it into *r: 0 or -EUCLEAN (logged), -errno.
  */
-int ino_xa_load_body(ino_fs *fs, const ino_inode *in, uint8_t **ret, ino_xa_rgn *r);
+int ino_xa_load_body(ino_fs *fs, const ino_inode *in, bool empty, uint8_t **ret, ino_xa_rgn *r);
 int ino_xa_load_block(ino_fs *fs, const ino_inode *in, uint8_t **ret, ino_xa_rgn *r);
 
 /* Logs a corrupt attribute area of ino (blk 0: in the inode). */

@@ -149,11 +149,11 @@ static int ino_xa_set_entry(ino_xa_rgn *r, struct ino_xa_entry *here, bool found
 /* Reads blk's h_refcount with write access and, with dec, takes one off
  * when others remain. *ret gets the count seen. Called with xa_ref_mtx
  * held. */
-static int ino_xa_refs_locked(ino_fs *fs, ino_txn *t, const ino_inode *in, uint32_t blk,
-			      bool dec, uint32_t *ret)
+static int ino_xa_refs_locked(ino_fs *fs, ino_txn *t, const ino_inode *in, uint32_t blk, bool dec,
+			      uint32_t *ret)
 {
 	struct ino_xa_header *h;
-	ino_wbuf b = { 0 };
+	ino_wbuf b = {0};
 	int r = ino_txn_get_write(t, blk, &b);
 
 	if (r < 0)
@@ -176,7 +176,7 @@ static int ino_xa_refs_locked(ino_fs *fs, ino_txn *t, const ino_inode *in, uint3
 int ino_xattr_drop_block(ino_fs *fs, ino_txn *t, ino_inode *in)
 {
 	uint32_t blk = in->file_acl, refs = 0, n = fs->geom.block_size >> 9;
-	ino_buf warm = { 0 };
+	ino_buf warm = {0};
 	int r;
 
 	if (blk == 0)
@@ -213,7 +213,7 @@ static int ino_xa_store_block(ino_fs *fs, ino_txn *t, ino_inode *in, ino_xa_rgn 
 	uint32_t bs = fs->geom.block_size, old = in->file_acl, refs = 0;
 	struct ino_xa_header *h = (struct ino_xa_header *)rg->base;
 	uint64_t goal, nb;
-	ino_wbuf b = { 0 };
+	ino_wbuf b = {0};
 	uint32_t got;
 	int r;
 
@@ -264,7 +264,7 @@ static int ino_xa_store_body(ino_fs *fs, ino_txn *t, const ino_inode *in, uint8_
 			     const ino_xa_rgn *rg)
 {
 	struct ext3_inode *raw;
-	ino_wbuf b = { 0 };
+	ino_wbuf b = {0};
 	uint32_t off, len;
 	int r;
 
@@ -284,7 +284,7 @@ static int ino_xa_store_body(ino_fs *fs, ino_txn *t, const ino_inode *in, uint8_
 static int ino_xa_note_feature(ino_fs *fs, ino_txn *t)
 {
 	struct ext3_super_block *sb;
-	ino_wbuf b = { 0 };
+	ino_wbuf b = {0};
 	int r;
 
 	if (cm_le32(fs->sb.s_feature_compat) & EXT3_FEATURE_COMPAT_EXT_ATTR)
@@ -319,9 +319,9 @@ static uint8_t *ino_xa_block_new(uint32_t bs, ino_xa_rgn *r)
 }
 
 /* The changes to the two copies; *bd and *kd say which changed. */
-static int ino_xa_change(ino_fs *fs, uint8_t *body, ino_xa_rgn *rb, uint8_t **blk,
-			 ino_xa_rgn *rk, int index, const char *name, size_t nlen,
-			 const void *val, size_t vlen, int flags, bool *bd, bool *kd)
+static int ino_xa_change(ino_fs *fs, uint8_t *body, ino_xa_rgn *rb, uint8_t **blk, ino_xa_rgn *rk,
+			 int index, const char *name, size_t nlen, const void *val, size_t vlen,
+			 int flags, bool *bd, bool *kd)
 {
 	struct ino_xa_entry *eb = NULL, *ek = NULL;
 	bool in_body = body && ino_xa_find(rb, index, name, nlen, false, &eb) == 0;
@@ -369,8 +369,8 @@ static int ino_xa_change(ino_fs *fs, uint8_t *body, ino_xa_rgn *rb, uint8_t **bl
 	return ino_xa_set_entry(rb, eb, true, index, name, nlen, NULL, 0);
 }
 
-int ino_xattr_set(ino_fs *fs, ino_txn *t, ino_inode *in, int index, const char *name,
-		  size_t nlen, const void *val, size_t vlen, int flags)
+int ino_xattr_set(ino_fs *fs, ino_txn *t, ino_inode *in, int index, const char *name, size_t nlen,
+		  const void *val, size_t vlen, int flags)
 {
 	uint8_t *body = NULL, *blk = NULL;
 	bool bd = false, kd = false;
@@ -381,7 +381,7 @@ int ino_xattr_set(ino_fs *fs, ino_txn *t, ino_inode *in, int index, const char *
 		return -ERANGE;
 	if (val && vlen > INO_XATTR_SIZE_MAX)
 		return -E2BIG;
-	r = ino_xa_load_body(fs, in, &body, &rb);
+	r = ino_xa_load_body(fs, in, true, &body, &rb);
 	if (r == 0)
 		r = ino_xa_load_block(fs, in, &blk, &rk);
 	if (r == 0)

@@ -164,8 +164,9 @@ static int xo_set(char **av, int ac)
 
 	if (!strcmp(av[0], "setacl")) {
 		n = ac >= 4 ? xo_acl_parse(av[3]) : -EINVAL;
-		return n < 0 ? n : ext3d_setxattr(xo_fs, av[1], xo_acl_name(av[2]), xo_val,
-						  (size_t)n, 0);
+		return n < 0
+			   ? n
+			   : ext3d_setxattr(xo_fs, av[1], xo_acl_name(av[2]), xo_val, (size_t)n, 0);
 	}
 	if (ac < 4)
 		return -EINVAL;
@@ -217,7 +218,8 @@ static int xo_ctime(char **av, int ac)
 	if (r < 0)
 		return r;
 	printf("ok %s\n", a.ctime > b.ctime || (a.ctime == b.ctime && a.ctime_ns > b.ctime_ns)
-				  ? "moved" : "still");
+			      ? "moved"
+			      : "still");
 	return 1;
 }
 
