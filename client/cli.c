@@ -27,6 +27,9 @@ static const struct cli_cmd {
 	{"chown", cli_chown, "chown USER[:GROUP] PATH...  set owner and group"},
 	{"truncate", cli_truncate, "truncate -s SIZE PATH...  set file sizes"},
 	{"sync", cli_sync, "sync              make everything written durable"},
+	{"getfattr", cli_getfattr, "getfattr PATH [NAME]  list extended attributes, or print one"},
+	{"setfattr", cli_setfattr, "setfattr PATH NAME VALUE  set an extended attribute"},
+	{"rmfattr", cli_rmfattr, "rmfattr PATH NAME  remove an extended attribute"},
 };
 
 int cli_fail(const char *what, int err)

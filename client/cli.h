@@ -29,6 +29,9 @@ int cli_chmod(cli_ctx *c, int argc, char **argv);
 int cli_chown(cli_ctx *c, int argc, char **argv);
 int cli_truncate(cli_ctx *c, int argc, char **argv);
 int cli_sync(cli_ctx *c, int argc, char **argv);
+int cli_getfattr(cli_ctx *c, int argc, char **argv);
+int cli_setfattr(cli_ctx *c, int argc, char **argv);
+int cli_rmfattr(cli_ctx *c, int argc, char **argv);
 
 struct ext3d;
 /* Attaches to c's instance; 0, or 1 after printing why not. */
