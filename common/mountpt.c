@@ -134,7 +134,7 @@ int cm_mount_check_dir(const char *path, char *why, size_t len)
 		return r;
 	}
 	if (r > 0)
-		snprintf(why, len, "unmounted a stale mount at %s (its daemon had died)", path);
+		snprintf(why, len, "unmounted the stale mount at %s (its daemon had died)", path);
 	if (stat(path, &st) < 0) {
 		r = -errno;
 		snprintf(why, len, "mount point %s: %s", path, strerror(errno));

@@ -11,7 +11,10 @@
  *     call, "D op" after it succeeded, "E errno" when it failed.
  *     With --mount=MNT, the same calls go through the FUSE mount at MNT
  *     as system calls (DIR is then a path inside the mount; check still
- *     reads through libext3d). With --wlog=PATH (blockdev-svc's write log of the run), each
+ *     reads through libext3d). There a sync is syncfs(2), which the
+ *     kernel does not pass to a FUSE daemon (FUSE_SYNCFS goes to virtiofs
+ *     only): it returns 0 and makes nothing durable, so it is logged
+ *     "D s", which check does not count as a durable point. With --wlog=PATH (blockdev-svc's write log of the run), each
  *     durable point's line ends in "@SIZE", the log's size when the call
  *     returned: a power cut after that many bytes of the log keeps it
  *     (wpowercut.t drops the later ones before checking a cut).
@@ -304,7 +307,9 @@ static int x3k_run(ext3d *fs, const char *dir, unsigned seed)
 		} else if (pick >= 92) {
 			x3k_log("B S");
 			r = x3k_sync(fs);
-			if (r == 0)
+			if (r == 0 && x3k_mnt)
+				x3k_log("D s");
+			else if (r == 0)
 				x3k_log("D S%s", x3k_wlog_mark());
 		} else {
 			r = 0;
