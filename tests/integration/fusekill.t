@@ -14,9 +14,7 @@ set -u
 . "$(dirname "$0")/../lib/tap.sh"
 . "$T_TOP/tests/lib/instance.sh"
 
-t_need_root "mount(2) of a FUSE file system"
-[ -c /dev/fuse ] || t_skip_all "no /dev/fuse"
-[ -x "$EXT3D_BUILD/client/fuse/ext3d-fuse" ] || t_skip_all "ext3d-fuse is not built"
+t_need_fuse
 
 each=4
 [ -n "${EXT3D_LONG:-}" ] && each=40
@@ -72,8 +70,7 @@ done
 t_is "$sent" "$rounds" "every round SIGKILLed its service ($each each of $targets)"
 t_is "$bad" 0 "every fsync-acknowledged byte and name is there after each kill"
 t_ok "$([ "$durable" -gt 0 ]; echo $?)" "the writers' fsyncs returned ($durable)"
-awk -v m="$mnt" '$5 == m { t = ""; for (i = 6; i < NF; i++) if ($i == "-") { t = $(i + 1); break } }
-	END { exit !(t ~ /^fuse/) }' /proc/self/mountinfo
+t_fuse_mounted "$mnt"
 t_ok $? "still mounted at the same place"
 "$T_EXT3D" --instance $n umount >/dev/null 2>&1
 t_ok $? "ext3d umount"

@@ -13,9 +13,7 @@ set -u
 . "$(dirname "$0")/../lib/tap.sh"
 . "$T_TOP/tests/lib/instance.sh"
 
-t_need_root "mount(2) of a FUSE file system"
-[ -c /dev/fuse ] || t_skip_all "no /dev/fuse"
-[ -x "$EXT3D_BUILD/client/fuse/ext3d-fuse" ] || t_skip_all "ext3d-fuse is not built"
+t_need_fuse
 # compose/up uses the tree's own build/.
 [ "$(cd "$EXT3D_BUILD" && pwd)" = "$T_TOP/build" ] || t_skip_all "compose/up needs EXT3D_BUILD=build/"
 
@@ -28,11 +26,7 @@ t_at_exit "umount -l '$mnt' 2>/dev/null; $T_TOP/compose/down --instance $n >/dev
 mke2fs -q -F -t ext3 -d "$T_TMP/src" "$img" 32M >/dev/null 2>&1
 t_ok $? "mke2fs -t ext3 -d (an image with files)"
 
-# mounted DIR: a FUSE mount is on top at DIR.
-mounted() {
-	awk -v m="$1" '$5 == m { t = ""; for (i = 6; i < NF; i++) if ($i == "-") { t = $(i + 1); break } }
-		END { exit !(t ~ /^fuse/) }' /proc/self/mountinfo
-}
+mounted() { t_fuse_mounted "$1"; }
 fuse_pid() { t_field $n services.ext3d-fuse.pid; }
 # wait_fuse: until ext3d-fuse is ready again (up to 10 s).
 wait_fuse() {
