@@ -67,8 +67,11 @@ int cli_mount(cli_ctx *c, int argc, char **argv)
 
 	bool check = argc == 3 && strcmp(argv[1], "--check") == 0;
 
-	if (argc != 2 && !check)
-		return cli_fail("usage: mount [--check] DIR", -EINVAL);
+	if (argc == 4 && strcmp(argv[1], "-o") == 0) {
+		body.options = argv[2];
+	} else if (argc != 2 && !check) {
+		return cli_fail("usage: mount [-o OPTIONS] DIR | mount --check DIR", -EINVAL);
+	}
 	r = cli_mount_path(argv[argc - 1], path, sizeof(path));
 	if (r < 0) {
 		snprintf(what, sizeof(what), "mount point %s", argv[argc - 1]);

@@ -126,6 +126,8 @@ static void status_json(const Ext3d__StatusReply *st)
 		json_str(s->last_exit);
 		printf(",\"mount\":");
 		json_str(s->mount);
+		printf(",\"mount_options\":");
+		json_str(s->mount_options);
 		putchar('}');
 	}
 	printf("],\"locks\":[");
@@ -214,7 +216,9 @@ static void status_text(const Ext3d__StatusReply *st)
 	}
 	for (size_t i = 0; i < st->n_services; i++)
 		if (*st->services[i]->mount)
-			printf("mount: %s at %s\n", st->services[i]->name, st->services[i]->mount);
+			printf("mount: %s at %s%s%s\n", st->services[i]->name, st->services[i]->mount,
+			       *st->services[i]->mount_options ? " -o " : "",
+			       st->services[i]->mount_options);
 	putchar('\n');
 	lock_text((const Ext3d__LockStatus *const *)st->locks, st->n_locks);
 	printf("\ndead lock owners reported: %u; channels open: %u, requests served: %llu\n",

@@ -6,9 +6,10 @@
  * POLICY is alone, group or never (a mount service, a FUSE front end that
  * runs only while the instance is mounted: alone or never; internal.h).
  * ${KEY} in any word expands to the value given with --set KEY=VALUE, or
- * to the supervisor's own ${INSTANCE}, ${RUNDIR} and ${MOUNT} (the mount
- * point, "" when unmounted; a mount service's words are expanded at each
- * of its starts). An unknown key is an error, but for the optional keys
+ * to the supervisor's own ${INSTANCE}, ${RUNDIR}, ${MOUNT} (the mount
+ * point, "" when unmounted) and ${MOUNT_OPTS} ("-oLIST" for the mount's
+ * -o LIST, else ""); a mount service's words are expanded at each of its
+ * starts. An unknown key is an error, but for the optional keys
  * (sv_optional_keys), which take their default unless set: empty for
  * SERVICE_USER, CLIENTS and SESSIONS_PER_UID (the services then use their
  * own defaults), the journal's data mode and commit interval for DATA
@@ -42,6 +43,8 @@ static const char *sv_lookup(sv_super *sv, const char *key, size_t keylen)
 		return sv->cfg.instance;
 	if (keylen == 5 && strncmp(key, "MOUNT", 5) == 0)
 		return sv->mount;
+	if (keylen == 10 && strncmp(key, "MOUNT_OPTS", 10) == 0)
+		return sv->mount_optarg;
 	if (keylen == 6 && strncmp(key, "RUNDIR", 6) == 0)
 		return sv->cfg.rundir;
 	for (int i = 0; i < sv->cfg.nsets; i++) {

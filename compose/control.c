@@ -87,6 +87,7 @@ static void sv_handle(void *ctx, const rpc_peer *peer, const Ext3d__Request *req
 		sv_mount_request(sv, req->body_case == EXT3D__REQUEST__BODY_MOUNT ? SV_MOUNT_MOUNT
 			       : SV_MOUNT_UMOUNT,
 			       req->body_case == EXT3D__REQUEST__BODY_MOUNT ? req->mount->path : NULL,
+			       req->body_case == EXT3D__REQUEST__BODY_MOUNT ? req->mount->options : NULL,
 			       &reply->status, sv_detail, sizeof(sv_detail));
 		reply->detail = sv_detail;
 		break;

@@ -39,7 +39,7 @@
  * Mount services (mount.c): a "mount" line of the compose file is a FUSE
  * front end (ext3d-fuse), a libext3d client outside the arena. It runs
  * only while the instance has a mount point (${MOUNT}, from `ext3d mount`
- * or compose/up --mount), gets no --arena-fd or --slot, is ready once its
+ * or compose/up --mount; ${MOUNT_OPTS} is "-oLIST" with their -o LIST), gets no --arena-fd or --slot, is ready once its
  * mount shows in the mount table, and is left running by a group restart
  * (its session re-attaches by itself). When it dies, its stale mount is
  * lazily unmounted and it starts again by its policy at the same place; a
@@ -73,6 +73,7 @@
 #define SV_CRASH_LOOP 5           /* that many steps in a row: the instance failed */
 #define SV_WATCHDOG_MS 3000       /* default heartbeat deadline (--watchdog) */
 #define SV_REASON_MAX 256
+#define SV_MOUNT_OPTS_MAX 256
 
 enum sv_policy { SV_RESTART_ALONE, SV_RESTART_GROUP, SV_RESTART_NEVER };
 enum sv_state { SV_STARTING, SV_READY, SV_RESTARTING, SV_FAILED, SV_STOPPING };
@@ -107,6 +108,7 @@ enum sv_mount_op { SV_MOUNT_NONE, SV_MOUNT_MOUNT, SV_MOUNT_UMOUNT };
 typedef struct sv_mount_req {
 	enum sv_mount_op op;          /* [mtx] SV_MOUNT_NONE: no request pending */
 	char path[CM_PATH_MAX];       /* [mtx] */
+	char options[SV_MOUNT_OPTS_MAX]; /* [mtx] */
 	bool done;                    /* [mtx] the main thread answered */
 	int status;                   /* [mtx] 0 or -errno */
 	char detail[SV_REASON_MAX + CM_PATH_MAX]; /* [mtx] why, or a note */
@@ -137,6 +139,8 @@ typedef struct sv_super {
 	uint32_t dead_seen;           /* [main thread] dead-owner reports handled */
 	int sigfd;                    /* [main thread] */
 	char mount[CM_PATH_MAX];      /* [mtx] the mount point, "" when unmounted */
+	char mount_opts[SV_MOUNT_OPTS_MAX]; /* [mtx] its -o list, "" for none */
+	char mount_optarg[SV_MOUNT_OPTS_MAX + 2]; /* [mtx] ${MOUNT_OPTS}: "-o" and the list, or "" */
 	sv_mount_req mreq;            /* [mtx] */
 	pthread_cond_t mcond;         /* signals mreq.done */
 } sv_super;
@@ -197,8 +201,8 @@ int sv_mount_service_start(sv_super *sv, int slot, int *status, bool *hung);
 void sv_mount_poll(sv_super *sv);
 /* The control thread's side: queues the request and waits for its answer
  * (sv->mtx held; released while waiting). */
-void sv_mount_request(sv_super *sv, enum sv_mount_op op, const char *path, int *status,
-		      char *detail, size_t len);
+void sv_mount_request(sv_super *sv, enum sv_mount_op op, const char *path, const char *options,
+		      int *status, char *detail, size_t len);
 /* Unmounts (lazily if busy, noted in note) and stops every mount service. */
 int sv_mount_stop(sv_super *sv, char *note, size_t len);
 /* A mount service crashed in a loop: unmount, mark it failed. */

@@ -48,6 +48,14 @@ static void sv_mount_file(sv_super *sv, const char *path)
 		close(fd);
 }
 
+/* No mount point, no options (sv->mtx held). */
+static void sv_mount_clear(sv_super *sv)
+{
+	sv->mount[0] = '\0';
+	sv->mount_opts[0] = '\0';
+	sv->mount_optarg[0] = '\0';
+}
+
 /* The front end's mount is up at path: a FUSE mount is on top there. */
 static bool sv_mounted(const char *path)
 {
@@ -139,7 +147,7 @@ int sv_mount_stop(sv_super *sv, char *note, size_t len)
 	*note = '\0';
 	pthread_mutex_lock(&sv->mtx);
 	snprintf(path, sizeof(path), "%s", sv->mount);
-	sv->mount[0] = '\0'; /* from now on its death is no reason to restart it */
+	sv_mount_clear(sv); /* from now on its death is no reason to restart it */
 	pthread_mutex_unlock(&sv->mtx);
 	if (path[0] && sv_mounted(path)) {
 		r = cm_unmount(path, &lazy);
@@ -171,7 +179,21 @@ void sv_mount_give_up(sv_super *sv, sv_service *s, const char *why)
 	pthread_mutex_unlock(&sv->mtx);
 }
 
-static int sv_mount_do(sv_super *sv, const char *path, char *detail, size_t len)
+/* An -o list: option words (letters, digits and _=.:/+-) between commas,
+ * nothing the front end could take for another argument. */
+static bool sv_mount_opts_ok(const char *opts)
+{
+	if (opts[0] == '-' || opts[0] == ',')
+		return false;
+	for (const char *p = opts; *p; p++)
+		if (!strchr("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_=.:/+-,",
+			    *p))
+			return false;
+	return true;
+}
+
+static int sv_mount_do(sv_super *sv, const char *path, const char *opts, char *detail,
+		       size_t len)
 {
 	sv_service *s = sv_mount_svc(sv);
 	int status = 0, r;
@@ -189,6 +211,10 @@ static int sv_mount_do(sv_super *sv, const char *path, char *detail, size_t len)
 		snprintf(detail, len, "already mounted at %s (ext3d umount first)", sv->mount);
 		return -EBUSY;
 	}
+	if (!sv_mount_opts_ok(opts)) {
+		snprintf(detail, len, "mount options '%s': a comma-separated list of words", opts);
+		return -EINVAL;
+	}
 	r = cm_mount_check_dir(path, detail, len);
 	if (r < 0)
 		return r;
@@ -196,6 +222,8 @@ static int sv_mount_do(sv_super *sv, const char *path, char *detail, size_t len)
 		cm_info("%s", detail);
 	pthread_mutex_lock(&sv->mtx);
 	snprintf(sv->mount, sizeof(sv->mount), "%s", path);
+	snprintf(sv->mount_opts, sizeof(sv->mount_opts), "%s", opts);
+	snprintf(sv->mount_optarg, sizeof(sv->mount_optarg), "%s%s", *opts ? "-o" : "", opts);
 	pthread_mutex_unlock(&sv->mtx);
 	s->crashes = 0;
 	s->backoff_ms = 0;
@@ -205,7 +233,7 @@ static int sv_mount_do(sv_super *sv, const char *path, char *detail, size_t len)
 		return 0;
 	}
 	pthread_mutex_lock(&sv->mtx);
-	sv->mount[0] = '\0';
+	sv_mount_clear(sv);
 	pthread_mutex_unlock(&sv->mtx);
 	if (r == -ECHILD)
 		sv_service_died(sv, s, status, hung, false);
@@ -217,18 +245,19 @@ static int sv_mount_do(sv_super *sv, const char *path, char *detail, size_t len)
 
 void sv_mount_poll(sv_super *sv)
 {
-	char path[CM_PATH_MAX], detail[SV_REASON_MAX + CM_PATH_MAX] = "";
+	char path[CM_PATH_MAX], opts[SV_MOUNT_OPTS_MAX], detail[SV_REASON_MAX + CM_PATH_MAX] = "";
 	enum sv_mount_op op;
 	int r;
 
 	pthread_mutex_lock(&sv->mtx);
 	op = sv->mreq.done ? SV_MOUNT_NONE : sv->mreq.op;
 	snprintf(path, sizeof(path), "%s", sv->mreq.path);
+	snprintf(opts, sizeof(opts), "%s", sv->mreq.options);
 	pthread_mutex_unlock(&sv->mtx);
 	if (op == SV_MOUNT_NONE)
 		return;
 	if (op == SV_MOUNT_MOUNT) {
-		r = sv_mount_do(sv, path, detail, sizeof(detail));
+		r = sv_mount_do(sv, path, opts, detail, sizeof(detail));
 	} else if (!sv->mount[0]) {
 		snprintf(detail, sizeof(detail), "instance %s is not mounted", sv->cfg.instance);
 		r = -EINVAL;
@@ -245,8 +274,8 @@ void sv_mount_poll(sv_super *sv)
 	pthread_mutex_unlock(&sv->mtx);
 }
 
-void sv_mount_request(sv_super *sv, enum sv_mount_op op, const char *path, int *status,
-		      char *detail, size_t len)
+void sv_mount_request(sv_super *sv, enum sv_mount_op op, const char *path, const char *options,
+		      int *status, char *detail, size_t len)
 {
 	*detail = '\0';
 	if (sv->mreq.op != SV_MOUNT_NONE) {
@@ -257,6 +286,7 @@ void sv_mount_request(sv_super *sv, enum sv_mount_op op, const char *path, int *
 	sv->mreq.op = op;
 	sv->mreq.done = false;
 	snprintf(sv->mreq.path, sizeof(sv->mreq.path), "%s", path ? path : "");
+	snprintf(sv->mreq.options, sizeof(sv->mreq.options), "%s", options ? options : "");
 	/* The main thread answers within a service's start timeout; a shutdown
 	 * cuts the wait short. */
 	while (!sv->mreq.done && sv->state != SV_STOPPING) {

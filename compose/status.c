@@ -277,6 +277,7 @@ int sv_status_fill(sv_super *sv, Ext3d__StatusReply *st)
 		if (s->mount_svc && !sv->mount[0] && s->state != CM_SVC_FAILED)
 			svcs[i].state = "unmounted";
 		svcs[i].mount = s->mount_svc ? sv->mount : "";
+		svcs[i].mount_options = s->mount_svc ? sv->mount_opts : "";
 		svcs[i].restarts = s->restarts;
 		svcs[i].restart_policy = (char *)sv_policy_name(s->policy);
 		svcs[i].last_exit_status = s->last_status;

@@ -2,8 +2,8 @@
 # mount.t - mounting under the supervisor: compose/up --mount mounts the
 # instance with ext3d-fuse and the image's files are there; status shows
 # ext3d-fuse with its mount point; compose/down unmounts first and leaves a
-# clean image; `ext3d mount` and `ext3d umount` on a running instance, a
-# busy mount detached lazily with a message; a SIGKILLed ext3d-fuse is
+# clean image; `ext3d mount [-o LIST]` and `ext3d umount` on a running
+# instance, a busy mount detached lazily with a message; a SIGKILLed ext3d-fuse is
 # restarted at the same place while the descriptors opened before give
 # EIO or ENOTCONN; a group restart leaves the mount alone; the stale mount
 # a killed supervisor leaves is cleaned by the next compose/down or
@@ -90,6 +90,15 @@ t_is "$(t_field $n services.ext3d-fuse.pid)" 0 "and ext3d-fuse stopped, not rest
 "$T_EXT3D" --instance $n umount >"$T_TMP/u2.out" 2>&1
 t_ok "$([ $? -ne 0 ] && grep -q "not mounted" "$T_TMP/u2.out"; echo $?)" \
 	"umount of an unmounted instance says it is not mounted"
+"$T_EXT3D" --instance $n mount -o ro,attr_timeout=0 "$mnt" >/dev/null 2>&1
+t_ok $? "ext3d mount -o ro,attr_timeout=0 DIR"
+t_is "$(t_field $n services.ext3d-fuse.mount_options)" ro,attr_timeout=0 "status shows the options"
+sh -c "echo x >'$mnt/ro'" 2>"$T_TMP/ro.err"
+t_ok "$([ $? -ne 0 ] && grep -q "Read-only" "$T_TMP/ro.err"; echo $?)" "they reach ext3d-fuse (ro: EROFS)"
+"$T_EXT3D" --instance $n umount >/dev/null 2>&1
+"$T_EXT3D" --instance $n mount -o "x y" "$mnt" >"$T_TMP/o.out" 2>&1
+t_ok "$([ $? -ne 0 ] && grep -q "mount options" "$T_TMP/o.out"; echo $?)" \
+	"options that are not a list of words are refused"
 
 "$T_EXT3D" --instance $n mount "$mnt" >/dev/null 2>&1
 (cd "$mnt/sub" && sleep 3) &
