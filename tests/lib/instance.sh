@@ -59,3 +59,17 @@ print(v)' "$2"
 
 # t_svc_pid NAME SERVICE
 t_svc_pid() { t_field "$1" "services.$2.pid"; }
+
+# t_need_fuse: skips the whole test unless root, /dev/fuse and ext3d-fuse.
+t_need_fuse() {
+	t_need_root "mount(2) of a FUSE file system"
+	[ -c /dev/fuse ] || t_skip_all "no /dev/fuse"
+	[ -x "$EXT3D_BUILD/client/fuse/ext3d-fuse" ] || t_skip_all "ext3d-fuse is not built"
+}
+
+# t_fuse_mounted DIR: a FUSE mount is on top at DIR (read from the mount
+# table: no call into the daemon).
+t_fuse_mounted() {
+	awk -v m="$1" '$5 == m { t = ""; for (i = 6; i < NF; i++) if ($i == "-") { t = $(i + 1); break } }
+		END { exit !(t ~ /^fuse/) }' /proc/self/mountinfo
+}
