@@ -5,7 +5,8 @@
 # then on ext3d-fuse mounts at 1 KiB and 4 KiB blocks, where punch hole and
 # copy_file_range must work (--strict). e2fsck -fn clean afterwards.
 # Default: 2000 steps per run; EXT3D_LONG=1: 40000 steps and a 2 MiB file.
-# EXT3D_SEED=N sets the seed.
+# EXT3D_SEED=N sets the seed; EXT3D_FUSE_ARGS adds ext3d-fuse options (e.g.
+# "-o writeback_cache").
 set -u
 . "$(dirname "$0")/../lib/tap.sh"
 . "$T_TOP/tests/lib/instance.sh"
