@@ -55,6 +55,11 @@ cmp -s "$T_TMP/src/big" "$mnt/big" && cmp -s "$T_TMP/src/sub/small" "$mnt/sub/sm
 t_ok $? "the image's files are there, byte for byte"
 t_is "$(t_field $n services.ext3d-fuse.state)" ready "status: ext3d-fuse is ready"
 t_is "$(t_field $n services.ext3d-fuse.mount)" "$mnt" "status: with its mount point"
+p=$(fuse_pid)
+t_is "$(awk '/^CapEff|^CapBnd|^NoNewPrivs|^Seccomp:/ {printf "%s%s ", $1, $2}' /proc/$p/status)" \
+	"CapEff:0000000000200000 CapBnd:0000000000200000 NoNewPrivs:1 Seccomp:2 " \
+	"ext3d-fuse runs with CAP_SYS_ADMIN alone, no_new_privs and a seccomp filter"
+t_is "$(awk '/^Uid:/ {print $2}' /proc/$p/status)" 0 "as uid 0 (its callers' credentials pass only from root)"
 "$T_EXT3D" --instance $n status | grep -q "^mount: ext3d-fuse at $mnt\$"
 t_ok $? "status in words says where it is mounted"
 echo written >"$mnt/new" && sync "$mnt/new"
@@ -162,6 +167,23 @@ t_ok "$([ $? -eq 0 ] && grep -q "unmounted the stale mount" "$T_TMP/up2.out"; ec
 	"compose/up --mount over a stale mount cleans it, says so, and mounts"
 cmp -s "$T_TMP/src/big" "$mnt/big"
 t_ok $? "files visible again"
+
+# A front end that dies before it mounts: the mount fails with its exit
+# status, nothing is left mounted, nothing restarts, the instance is ready.
+sed 's#^mount .*#mount ext3d-fuse alone /bin/false ${MOUNT}#' "$T_TOP/compose/ext3d.compose" \
+	>"$T_TMP/false.compose"
+mke2fs -q -F -t ext3 "$T_TMP/img2" 16M >/dev/null 2>&1
+t_instance_start t-mfalse-$$ "$T_TMP/false.compose" --set "IMAGE=$T_TMP/img2" --set BLOCKDEV_ARGS=
+mkdir -p "$T_TMP/mnt2"
+"$T_EXT3D" --instance t-mfalse-$$ mount "$T_TMP/mnt2" >"$T_TMP/f.out" 2>&1
+t_ok "$([ $? -ne 0 ] && grep -q "ext3d-fuse exited with status 1 before it mounted" "$T_TMP/f.out"; echo $?)" \
+	"a front end that exits before mounting: ext3d mount fails and says how it ended"
+sleep 0.3
+t_is "$(t_field t-mfalse-$$ services.ext3d-fuse.state):$(t_field t-mfalse-$$ supervisor.state)" \
+	unmounted:ready "it is not restarted and the instance stays ready"
+mounted "$T_TMP/mnt2"
+t_ok "$([ $? -ne 0 ]; echo $?)" "nothing is mounted there"
+t_instance_stop t-mfalse-$$
 
 # Bad input.
 mkdir -p "$T_TMP/busy" && mount -t tmpfs none "$T_TMP/busy"
