@@ -1,13 +1,15 @@
 #!/bin/sh
 # mount.t - mounting under the supervisor: compose/up --mount mounts the
 # instance with ext3d-fuse and the image's files are there; status shows
-# ext3d-fuse with its mount point; compose/down unmounts first and leaves a
+# ext3d-fuse with its mount point; it runs as uid 0 with CAP_SYS_ADMIN
+# alone, no_new_privs and a seccomp filter; compose/down unmounts first and leaves a
 # clean image; `ext3d mount [-o LIST]` and `ext3d umount` on a running
 # instance, a busy mount detached lazily with a message; a SIGKILLed ext3d-fuse is
 # restarted at the same place while the descriptors opened before give
 # EIO or ENOTCONN; a group restart leaves the mount alone; the stale mount
 # a killed supervisor leaves is cleaned by the next compose/down or
-# compose/up. Bad input: a corrupt image, a mount point that is missing,
+# compose/up; a front end that exits before it mounts fails `ext3d mount`
+# and is not restarted. Bad input: a corrupt image, a mount point that is missing,
 # not a directory or already a mount point. Needs root and /dev/fuse.
 set -u
 . "$(dirname "$0")/../lib/tap.sh"
