@@ -9,7 +9,8 @@
 # EIO or ENOTCONN; a group restart leaves the mount alone; the stale mount
 # a killed supervisor leaves is cleaned by the next compose/down or
 # compose/up; a front end that exits before it mounts fails `ext3d mount`
-# and is not restarted. Bad input: a corrupt image, a mount point that is missing,
+# and is not restarted, one that crashes in a loop is unmounted and marked
+# failed while the instance stays ready. Bad input: a corrupt image, a mount point that is missing,
 # not a directory or already a mount point. Needs root and /dev/fuse.
 set -u
 . "$(dirname "$0")/../lib/tap.sh"
@@ -186,6 +187,28 @@ t_is "$(t_field t-mfalse-$$ services.ext3d-fuse.state):$(t_field t-mfalse-$$ sup
 mounted "$T_TMP/mnt2"
 t_ok "$([ $? -ne 0 ]; echo $?)" "nothing is mounted there"
 t_instance_stop t-mfalse-$$
+
+# A front end that mounts, then crashes every time: after a crash loop it
+# is unmounted and marked failed; the instance goes on, ready.
+printf '#!/bin/sh\n"%s" --instance "$1" -f "$2" &\nsleep 0.4\nkill -SEGV $!\nwait $!\n' \
+	"$EXT3D_BUILD/client/fuse/ext3d-fuse" >"$T_TMP/crashy"
+chmod +x "$T_TMP/crashy"
+sed "s#^mount .*#mount ext3d-fuse alone $T_TMP/crashy \${INSTANCE} \${MOUNT}#" \
+	"$T_TOP/compose/ext3d.compose" >"$T_TMP/crashy.compose"
+t_instance_start t-mcrash-$$ "$T_TMP/crashy.compose" --set "IMAGE=$T_TMP/img2" --set BLOCKDEV_ARGS=
+"$T_EXT3D" --instance t-mcrash-$$ mount "$T_TMP/mnt2" >/dev/null 2>&1
+t_ok $? "a front end that crashes after it mounted: the first mount succeeds"
+st=
+for _ in $(seq 150); do
+	st=$(t_field t-mcrash-$$ services.ext3d-fuse.state)
+	[ "$st" = failed ] && break
+	sleep 0.1
+done
+t_is "$st:$(t_field t-mcrash-$$ services.ext3d-fuse.mount):$(t_field t-mcrash-$$ supervisor.state)" \
+	failed::ready "after a crash loop it is failed and unmounted, the instance ready"
+mounted "$T_TMP/mnt2"
+t_ok "$([ $? -ne 0 ]; echo $?)" "and nothing is left mounted"
+t_instance_stop t-mcrash-$$
 
 # Bad input.
 mkdir -p "$T_TMP/busy" && mount -t tmpfs none "$T_TMP/busy"
