@@ -226,6 +226,28 @@ fd = os.open(sys.argv[1], os.O_RDWR | os.O_CREAT, 0o444)
 os.write(fd, b"ok")' "$m/pub/ro"
 t_is "$(cat "$m/pub/ro")" ok "O_CREAT with mode 0444: the descriptor still writes"
 
+# Four writers at once (create, write, rename, link, unlink, truncate,
+# mkdir / rmdir) while ls -lR walks the tree.
+work() {
+	d=$m/w$1; mkdir "$d"
+	for i in $(seq 60); do
+		head -c $((i * 97)) /dev/urandom >"$d/f$i"
+		mv "$d/f$i" "$d/g$i" && ln "$d/g$i" "$d/h$i"
+		[ $((i % 3)) -eq 0 ] && rm "$d/g$i"
+		[ $((i % 5)) -eq 0 ] && truncate -s 10 "$d/h$i"
+		[ $((i % 7)) -eq 0 ] && mkdir "$d/dir$i" && rmdir "$d/dir$i"
+	done
+	return 0
+}
+pids=
+for w in 1 2 3 4; do work $w & pids="$pids $!"; done
+for _ in 1 2 3; do ls -lR "$m" >/dev/null 2>&1; done
+fails=0
+for p in $pids; do wait "$p" || fails=$((fails + 1)); done
+t_is "$fails:$(find "$m"/w? -type f | wc -l):$(stat -c %s "$m/w4/h10")" "0:400:10" \
+	"four writers at once"
+rm -r "$m"/w?
+
 # The page cache: kept across opens of an unchanged file, dropped when
 # another client changed it.
 head -c 1048576 /dev/urandom >"$T_TMP/c1"; head -c 1048576 /dev/urandom >"$T_TMP/c2"
