@@ -248,6 +248,35 @@ t_is "$fails:$(find "$m"/w? -type f | wc -l):$(stat -c %s "$m/w4/h10")" "0:400:1
 	"four writers at once"
 rm -r "$m"/w?
 
+# Which times each operation moves, as the kernel's ext3 moves them.
+mkdir "$m/times"
+python3 "$T_TOP/tests/lib/fuse_times.py" "$m/times" >"$T_TMP/times" 2>&1
+cat >"$T_TMP/times.kernel" <<'EOF'
+chmod-same file -c dir --
+chown-same file -c dir --
+chown-none file -c dir --
+truncate-same file mc dir --
+ftruncate-same file mc dir --
+truncate-grow file mc dir --
+o_trunc-empty file mc dir --
+o_trunc file mc dir --
+write-0 file -- dir --
+write file mc dir --
+utime-now file mc dir --
+utime-set file mc dir --
+rename file -c dir mc
+link file -c dir mc
+unlink-one-of-two file -c dir mc
+symlink file -- dir mc
+read file -- dir --
+punch file mc dir --
+punch-past-eof file mc dir --
+EOF
+diff "$T_TMP/times.kernel" "$T_TMP/times" >"$T_TMP/times.diff"
+t_ok $? "mtime and ctime move as on the kernel's ext3"
+sed 's/^/# /' "$T_TMP/times.diff"
+rm -r "$m/times"
+
 # The page cache: kept across opens of an unchanged file, dropped when
 # another client changed it.
 head -c 1048576 /dev/urandom >"$T_TMP/c1"; head -c 1048576 /dev/urandom >"$T_TMP/c2"
