@@ -106,7 +106,7 @@ static int xf_fuse_args(const xf_config *cfg, struct fuse_args *args)
 	return 0;
 }
 
-static int xf_serve(xf_fs *x, struct fuse_session *se)
+static int xf_serve(struct fuse_session *se)
 {
 	struct fuse_loop_config *lc = fuse_loop_cfg_create();
 	int r;
@@ -116,7 +116,6 @@ static int xf_serve(xf_fs *x, struct fuse_session *se)
 	fuse_loop_cfg_set_clone_fd(lc, 1);
 	r = fuse_session_loop_mt(se, lc);
 	fuse_loop_cfg_destroy(lc);
-	(void)x;
 	return r < 0 ? r : 0;
 }
 
@@ -150,7 +149,7 @@ int xf_run(const xf_config *cfg)
 	}
 	if (r == 0) {
 		(void)fuse_daemonize(cfg->foreground);
-		r = xf_serve(x, se);
+		r = xf_serve(se);
 		fuse_session_unmount(se);
 		fuse_remove_signal_handlers(se);
 	}
