@@ -314,6 +314,15 @@ for _ in $(seq 50); do findmnt "$m" >/dev/null && break; sleep 0.1; done
 t_is "$(cat "$m/x3")" two "mounted again (-f)"
 kill -TERM $fpid && wait $fpid
 t_is "$?:$(findmnt -n "$m" | wc -l)" "0:0" "SIGTERM: the daemon unmounts and exits"
+"$FUSE" --instance $n -f "$m" &
+fpid=$!
+for _ in $(seq 50); do findmnt "$m" >/dev/null && break; sleep 0.1; done
+kill -KILL $fpid; wait $fpid 2>/dev/null
+t_is "$(err $n "$m")" "ext3d-fuse: $m: a stale FUSE mount is there (its daemon died); unmount \
+it first (fusermount3 -u $m) or use --clean-stale" "a killed daemon's stale mount: said so"
+"$FUSE" --instance $n --clean-stale "$m" 2>/dev/null
+t_is "$?:$(cat "$m/x3")" "0:two" "--clean-stale: mounted again at the same place"
+fusermount3 -u "$m"
 t_instance_stop $n
 e2fsck -fn "$img" >"$T_TMP/fsck" 2>&1
 t_ok $? "e2fsck -fn clean"
