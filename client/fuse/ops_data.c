@@ -18,13 +18,12 @@
 
 #define XF_COPY_CHUNK (1u << 20)
 
-static int xf_file_new(fuse_ino_t ino, int flags, struct fuse_file_info *fi)
+static int xf_file_new(int flags, struct fuse_file_info *fi)
 {
 	xf_file *f = calloc(1, sizeof(*f));
 
 	if (!f)
 		return -ENOMEM;
-	f->ino = xf_ino(ino);
 	f->flags = flags;
 	fi->fh = (uint64_t)(uintptr_t)f;
 	return 0;
@@ -44,7 +43,7 @@ void xf_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 	if (r == 0 && S_ISDIR(a.mode))
 		r = -EISDIR;
 	if (r == 0)
-		r = xf_file_new(ino, fi->flags, fi);
+		r = xf_file_new(fi->flags, fi);
 	if (r < 0) {
 		fuse_reply_err(req, -r);
 		return;
@@ -100,7 +99,7 @@ void xf_create(fuse_req_t req, fuse_ino_t parent, const char *name, mode_t mode,
 	xf_creds_end(req);
 	if (r == -EEXIST && !(fi->flags & O_EXCL))
 		r = xf_create_existing(req, parent, name, fi->flags, &a);
-	if (r == 0 && (r = xf_file_new(xf_node(a.ino), fi->flags, fi)) < 0)
+	if (r == 0 && (r = xf_file_new(fi->flags, fi)) < 0)
 		(void)ext3d_forget(x->fs, a.ino, 1);
 	if (r < 0) {
 		fuse_reply_err(req, -r);

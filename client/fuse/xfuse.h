@@ -47,7 +47,7 @@ typedef struct xf_keep {
 } xf_keep;
 
 typedef struct xf_fs {
-	ext3d *fs;                  /* [immutable] attached as root */
+	ext3d *fs;                  /* [immutable] attached as the daemon (root: acts for callers) */
 	xf_config cfg;              /* [immutable] */
 	pthread_mutex_t keep_mtx;
 	xf_keep keep[XF_KEEP_SLOTS]; /* [keep_mtx] */
@@ -55,7 +55,6 @@ typedef struct xf_fs {
 
 /* An open file (fuse_file_info's fh). */
 typedef struct xf_file {
-	uint64_t ino;               /* [immutable] */
 	int flags;                  /* [immutable] open(2)'s flags */
 	bool written;               /* [atomic] a write went through this file */
 } xf_file;
