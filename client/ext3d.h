@@ -118,6 +118,11 @@ ssize_t ext3d_readlink(ext3d *fs, const char *path, char *buf, size_t len);
  * the new inode comes back in *ret (may be NULL), granted. */
 int ext3d_mknod_ino(ext3d *fs, uint64_t dir, const char *name, uint32_t mode, uint32_t rdev,
 		    ext3d_attr *ret);
+/* The same with mode not masked: inode-svc masks it with the directory's
+ * default ACL (which the new inode inherits), or with umask when the
+ * directory has none, as the kernel's posix_acl_create does. */
+int ext3d_mknod_umask_ino(ext3d *fs, uint64_t dir, const char *name, uint32_t mode,
+			  uint32_t rdev, uint32_t umask, ext3d_attr *ret);
 int ext3d_symlink_ino(ext3d *fs, uint64_t dir, const char *name, const char *target,
 		      ext3d_attr *ret);
 int ext3d_link_ino(ext3d *fs, uint64_t ino, uint64_t newdir, const char *name, ext3d_attr *ret);
@@ -197,6 +202,27 @@ int ext3d_chmod(ext3d *fs, const char *path, uint32_t mode);
 /* uid or gid (uint32_t)-1: left as it is. */
 int ext3d_chown(ext3d *fs, const char *path, uint32_t uid, uint32_t gid);
 int ext3d_truncate(ext3d *fs, const char *path, uint64_t size);
+
+/* Extended attributes by inode number, as getxattr(2) and friends: full
+ * names ("user.x", "trusted.x", "security.x", "system.posix_acl_access",
+ * "system.posix_acl_default"), ACL values in the Linux VFS format
+ * (posix_acl_xattr, version 2). len 0 asks for the size. Errors as the
+ * kernel's: -ENODATA, -ERANGE (buffer too small, name empty or too long),
+ * -E2BIG (a value over 64 KiB), -ENOSPC, -EOPNOTSUPP (another namespace),
+ * -EPERM, -EACCES. flags: 0, EXT3D_XATTR_CREATE or EXT3D_XATTR_REPLACE. */
+#define EXT3D_XATTR_CREATE 0x1
+#define EXT3D_XATTR_REPLACE 0x2
+ssize_t ext3d_getxattr_ino(ext3d *fs, uint64_t ino, const char *name, void *buf, size_t len);
+ssize_t ext3d_listxattr_ino(ext3d *fs, uint64_t ino, char *buf, size_t len);
+int ext3d_setxattr_ino(ext3d *fs, uint64_t ino, const char *name, const void *val, size_t len,
+		       int flags);
+int ext3d_removexattr_ino(ext3d *fs, uint64_t ino, const char *name);
+/* The same by path (symlinks followed). */
+ssize_t ext3d_getxattr(ext3d *fs, const char *path, const char *name, void *buf, size_t len);
+ssize_t ext3d_listxattr(ext3d *fs, const char *path, char *buf, size_t len);
+int ext3d_setxattr(ext3d *fs, const char *path, const char *name, const void *val, size_t len,
+		   int flags);
+int ext3d_removexattr(ext3d *fs, const char *path, const char *name);
 
 typedef struct ext3d_file ext3d_file;
 /* flags: O_RDONLY, O_WRONLY or O_RDWR, with O_CREAT (mode, less the umask),

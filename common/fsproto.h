@@ -33,8 +33,8 @@ enum cm_fs_op {
 	 * granted. */
 	CM_FS_MKNOD = 9,    /* ino = dir, name, mode (S_IFREG, S_IFDIR, S_IFCHR, S_IFBLK,
 			     * S_IFIFO, S_IFSOCK with the permission bits, umask
-			     * applied by the caller), rdev -> attr; -EEXIST if the
-			     * name exists */
+			     * applied by the caller, or CM_FS_MKNOD_UMASK), rdev -> attr;
+			     * -EEXIST if the name exists */
 	CM_FS_SYMLINK = 10, /* ino = dir, name, target in the data buffer (length bytes) -> attr */
 	CM_FS_LINK = 11,    /* ino = the inode, ino2 = dir, name -> attr */
 	CM_FS_UNLINK = 12,  /* ino = dir, name */
@@ -51,7 +51,24 @@ enum cm_fs_op {
 	CM_FS_FALLOCATE = 23, /* ino, flags = fallocate(2)'s mode, offset, range = length:
 			       * PUNCH_HOLE|KEEP_SIZE frees the range's blocks and zeroes
 			       * its partial blocks; other modes -EOPNOTSUPP -> attr */
+	/* Extended attributes: full names ("user.x", "system.posix_acl_access")
+	 * in name, values in the data buffer, ACLs in the VFS's
+	 * posix_acl_xattr format. A get or list with length 0 asks for the
+	 * size only. SET and REMOVE are one transaction each. */
+	CM_FS_GETXATTR = 19,    /* ino, name, length = room -> length = value size, value */
+	CM_FS_SETXATTR = 20,    /* ino, name, value (length bytes), flags CM_FS_XATTR_* -> attr */
+	CM_FS_LISTXATTR = 21,   /* ino, length = room -> length = list size, NUL-ended names */
+	CM_FS_REMOVEXATTR = 22, /* ino, name -> attr */
 };
+
+/* setxattr: fail with -EEXIST if it exists, or -ENODATA if it does not */
+#define CM_FS_XATTR_CREATE 0x1u
+#define CM_FS_XATTR_REPLACE 0x2u
+
+/* mknod, symlink: mode is not masked; umask (the request's field) applies
+ * unless the directory has a default ACL, which masks it instead (the
+ * kernel's posix_acl_create). Without the flag the caller masked mode. */
+#define CM_FS_MKNOD_UMASK 0x1u
 
 /* rename: fail with -EEXIST rather than replace (renameat2's NOREPLACE) */
 #define CM_FS_RENAME_NOREPLACE 0x1u
@@ -123,6 +140,7 @@ typedef struct cm_fs_req {
 	int64_t atime, mtime;  /* setattr */
 	uint32_t atime_ns, mtime_ns; /* setattr */
 	uint64_t range;        /* fallocate: the length of the range */
+	uint32_t umask;        /* mknod, symlink with CM_FS_MKNOD_UMASK */
 } cm_fs_req;
 
 typedef struct cm_fs_statfs {

@@ -241,6 +241,10 @@ static const struct {
 	[CM_FS_FSYNC] = {ino_h_fsync, "fsync", true, false},
 	[CM_FS_SYNC] = {ino_h_sync, "sync", false, false},
 	[CM_FS_FALLOCATE] = {ino_h_fallocate, "fallocate", true, false},
+	[CM_FS_GETXATTR] = {ino_h_getxattr, "getxattr", true, true},
+	[CM_FS_SETXATTR] = {ino_h_setxattr, "setxattr", true, false},
+	[CM_FS_LISTXATTR] = {ino_h_listxattr, "listxattr", true, true},
+	[CM_FS_REMOVEXATTR] = {ino_h_removexattr, "removexattr", true, false},
 };
 
 /* The caller's credentials: the peer's, or those it passes if privileged. */

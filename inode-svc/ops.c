@@ -26,8 +26,10 @@ static int ino_orphan_stop(void *ctx, ino_txn *t)
 
 int ino_ops_start(ino_svc *s)
 {
-	int r = ino_txn_setup(s);
+	int r;
 
+	ino_perm_setup(s->fs);
+	r = ino_txn_setup(s);
 	if (r < 0 || !s->jc)
 		return r;
 	/* Files unlinked while open, truncates a crash cut short. */

@@ -14,6 +14,7 @@
 #define INO_OPS_H
 
 #include "internal.h"
+#include "xattr.h"
 
 typedef int ino_handler(ino_session *ss, const ino_creds *c, const cm_fs_req *rq,
 			cm_fs_resp *rs, uint8_t *data);
@@ -91,8 +92,30 @@ bool ino_owner(const ino_inode *in, const ino_creds *c);
 /* The sticky bit: may c remove or replace victim in dir? -EPERM. */
 int ino_perm_sticky(const ino_inode *dir, const ino_inode *victim, const ino_creds *c);
 
-/* ---- the handlers (ops_ns.c, ops_rm.c, ops_rename.c, ops_data.c) ---- */
+/* Called once at start: the filesystem whose ACLs ino_perm consults. */
+void ino_perm_setup(ino_fs *fs);
+
+/* ---- ops_xattr.c: ACLs in other operations ---- */
+/* A new inode's ACLs, from its directory's default ACL. */
+typedef struct ino_newacl {
+	ino_acl access;     /* count 0: none */
+	ino_acl dflt;       /* directories only */
+} ino_newacl;
+/* posix_acl_create: the mode of a new inode in dir (*mode, its type
+ * included) masked by dir's default ACL, or by umask (when use_umask) if
+ * dir has none; *ret the ACLs it gets. */
+int ino_acl_inherit(ino_svc *s, const ino_inode *dir, uint16_t *mode, bool use_umask,
+		    uint32_t umask, ino_newacl *ret);
+/* Stores them on the new inode, inside the create's transaction (needs
+ * 2 * INO_CRED_XATTR credits). */
+int ino_acl_store_new(ino_svc *s, ino_txn *t, ino_inode *in, const ino_newacl *na);
+/* posix_acl_chmod: in's access ACL, if any, takes in's new mode (needs
+ * INO_CRED_XATTR credits). */
+int ino_acl_follow_mode(ino_svc *s, ino_txn *t, ino_inode *in);
+
+/* ---- the handlers (ops_ns.c, ops_rm.c, ops_rename.c, ops_data.c, ops_xattr.c) ---- */
 ino_handler ino_h_mknod, ino_h_symlink, ino_h_link, ino_h_unlink, ino_h_rmdir, ino_h_rename,
-	ino_h_write, ino_h_setattr, ino_h_fallocate, ino_h_fsync, ino_h_sync;
+	ino_h_write, ino_h_setattr, ino_h_fallocate, ino_h_fsync, ino_h_sync, ino_h_getxattr,
+	ino_h_setxattr, ino_h_listxattr, ino_h_removexattr;
 
 #endif

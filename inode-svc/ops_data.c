@@ -228,6 +228,11 @@ static int ino_setattr_txn(ino_svc *s, const ino_creds *c, ino_txn *t, const cm_
 		ino_set_time(t, in, f & CM_FS_SET_MTIME_NOW, rq->mtime, rq->mtime_ns, &in->mtime,
 			     &in->mtime_ns);
 	ino_inode_touch(t, in, false);
+	if (f & CM_FS_SET_MODE) {
+		r = ino_acl_follow_mode(s, t, in);
+		if (r < 0)
+			return r;
+	}
 	return ino_inode_write(s->fs, t, in);
 }
 
@@ -254,7 +259,7 @@ int ino_h_setattr(ino_session *ss, const ino_creds *c, const cm_fs_req *rq, cm_f
 	if (r == 0 && (f & CM_FS_SET_SIZE) && rq->offset > ino_fs_max_size(s->fs))
 		r = -EFBIG; /* after the type and permission, as vfs_truncate */
 	if (r == 0 && f)
-		r = ino_txn_start(s, c, INO_CRED_TRUNCATE + INO_CRED_INODE, &t);
+		r = ino_txn_start(s, c, INO_CRED_TRUNCATE + INO_CRED_INODE + INO_CRED_XATTR, &t);
 	if (r == 0 && f) {
 		/* Only times: fdatasync need not wait for it. */
 		bool datasync = f & ~(CM_FS_SET_ATIME | CM_FS_SET_MTIME | CM_FS_SET_ATIME_NOW |

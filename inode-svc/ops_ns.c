@@ -15,7 +15,7 @@
  * directory's first block and its parent's link count, a slow symlink's
  * block, and freeing it all again if adding the entry fails. */
 #define INO_CRED_CREATE (INO_CRED_DIR_ADD + INO_CRED_IALLOC + 3 * INO_CRED_INODE + \
-			 2 * INO_CRED_BLOCK + INO_CRED_TRUNCATE)
+			 2 * INO_CRED_BLOCK + INO_CRED_TRUNCATE + 2 * INO_CRED_XATTR)
 
 /* What a create needs to know beyond the request. */
 struct ino_new {
@@ -23,6 +23,7 @@ struct ino_new {
 	uint32_t rdev;
 	const char *target;   /* symlinks */
 	size_t tlen;
+	ino_newacl *acl;      /* the ACLs it inherits (ops_xattr.c) */
 };
 
 /* The directory rq->ino, locked by the caller, checked as a place to
@@ -118,6 +119,8 @@ static int ino_create_txn(ino_svc *s, const ino_creds *c, ino_txn *t, ino_inode 
 	if (r == 0)
 		r = ino_inode_write(s->fs, t, in);
 	if (r == 0)
+		r = ino_acl_store_new(s, t, in, nw->acl);
+	if (r == 0)
 		r = ino_dir_add(s->fs, t, dir, rq->name, rq->namelen, ino, mode);
 	if (r == 0 && S_ISDIR(mode)) {
 		dir->links++;
@@ -132,8 +135,9 @@ static int ino_create_txn(ino_svc *s, const ino_creds *c, ino_txn *t, ino_inode 
 }
 
 static int ino_create(ino_session *ss, const ino_creds *c, const cm_fs_req *rq,
-		      const struct ino_new *nw, cm_fs_resp *rs)
+		      const struct ino_new *req_nw, cm_fs_resp *rs)
 {
+	struct ino_new nwc = *req_nw, *nw = &nwc;
 	ino_svc *s = ss->svc;
 	uint32_t dirino = (uint32_t)rq->ino, inos[2];
 	ino_inode dir, in;
@@ -148,6 +152,10 @@ static int ino_create(ino_session *ss, const ino_creds *c, const cm_fs_req *rq,
 		r = ino_create_check(s, c, rq, dirino, &dir);
 		if (r == 0 && S_ISDIR(nw->mode) && dir.links >= INO_LINK_MAX)
 			r = -EMLINK;
+		nwc.mode = req_nw->mode;
+		if (r == 0)
+			r = ino_acl_inherit(s, &dir, &nwc.mode, rq->flags & CM_FS_MKNOD_UMASK,
+					    rq->umask, nwc.acl);
 		if (r == 0)
 			r = ino_txn_start(s, c, INO_CRED_CREATE, &t);
 		if (r == 0) {
@@ -169,11 +177,12 @@ static int ino_create(ino_session *ss, const ino_creds *c, const cm_fs_req *rq,
 int ino_h_mknod(ino_session *ss, const ino_creds *c, const cm_fs_req *rq, cm_fs_resp *rs,
 		uint8_t *data)
 {
-	struct ino_new nw = {.mode = (uint16_t)(rq->mode & 07777), .rdev = rq->rdev};
+	ino_newacl acl;
+	struct ino_new nw = {.mode = (uint16_t)(rq->mode & 07777), .rdev = rq->rdev, .acl = &acl};
 	uint32_t type = rq->mode & S_IFMT;
 
 	(void)data;
-	if (rq->mode & ~(uint32_t)(S_IFMT | 07777))
+	if (rq->mode & ~(uint32_t)(S_IFMT | 07777) || (rq->flags & ~CM_FS_MKNOD_UMASK))
 		return -EINVAL;
 	switch (type) {
 	case 0:
@@ -198,8 +207,9 @@ int ino_h_mknod(ino_session *ss, const ino_creds *c, const cm_fs_req *rq, cm_fs_
 int ino_h_symlink(ino_session *ss, const ino_creds *c, const cm_fs_req *rq, cm_fs_resp *rs,
 		  uint8_t *data)
 {
+	ino_newacl acl;
 	struct ino_new nw = {.mode = S_IFLNK | 0777, .target = (const char *)data,
-			     .tlen = rq->length};
+			     .tlen = rq->length, .acl = &acl};
 
 	if (rq->length == 0)
 		return -ENOENT;

@@ -5,11 +5,21 @@
  * execute a directory or anything with an execute bit set. Changing a
  * directory needs write and search permission on it; in a sticky directory
  * only the owner of the entry's inode or of the directory (or root) may
- * remove or replace it (may_delete's -EPERM). */
+ * remove or replace it (may_delete's -EPERM). A caller who does not own an
+ * inode whose group bits are not all clear gets its access ACL's answer
+ * when it has one (posix_acl_permission), as acl_permission_check asks. */
 #include <errno.h>
 #include <sys/stat.h>
 
 #include "ops.h"
+
+/* The filesystem ACLs are read from. [immutable after start] */
+static ino_fs *perm_fs;
+
+void ino_perm_setup(ino_fs *fs)
+{
+	perm_fs = fs;
+}
 
 bool ino_cred_in_group(const ino_creds *c, uint32_t gid)
 {
@@ -21,6 +31,49 @@ bool ino_cred_in_group(const ino_creds *c, uint32_t gid)
 	return false;
 }
 
+/* posix_acl_permission: the entry that applies to c, masked. */
+static int ino_acl_permission(const ino_acl *a, const ino_inode *in, const ino_creds *c,
+			      unsigned want)
+{
+	const ino_acl_entry *pa = NULL;
+	bool found = false;
+
+	for (uint32_t i = 0; i < a->count && !pa; i++) {
+		const ino_acl_entry *e = &a->e[i];
+
+		switch (e->tag) {
+		case INO_ACL_USER_OBJ:
+			if (c->uid == in->uid)
+				return (e->perm & want) == want ? 0 : -EACCES;
+			break;
+		case INO_ACL_USER:
+			if (c->uid == e->id)
+				pa = e;
+			break;
+		case INO_ACL_GROUP_OBJ:
+		case INO_ACL_GROUP:
+			if (ino_cred_in_group(c, e->tag == INO_ACL_GROUP ? e->id : in->gid)) {
+				found = true;
+				if ((e->perm & want) == want)
+					pa = e;
+			}
+			break;
+		case INO_ACL_OTHER:
+			if (found)
+				return -EACCES;
+			return (e->perm & want) == want ? 0 : -EACCES;
+		default:
+			break;
+		}
+	}
+	if (!pa)
+		return -EIO;
+	for (const ino_acl_entry *m = pa + 1; m < a->e + a->count; m++)
+		if (m->tag == INO_ACL_MASK)
+			return (pa->perm & m->perm & want) == want ? 0 : -EACCES;
+	return (pa->perm & want) == want ? 0 : -EACCES;
+}
+
 int ino_perm(const ino_inode *in, const ino_creds *c, int mask)
 {
 	unsigned mode = in->mode, bits;
@@ -29,6 +82,15 @@ int ino_perm(const ino_inode *in, const ino_creds *c, int mask)
 		if (!(mask & 1) || S_ISDIR(mode) || (mode & 0111))
 			return 0;
 		return -EACCES;
+	}
+	if (c->uid != in->uid && (mode & 070) && perm_fs && !S_ISLNK(mode)) {
+		ino_acl acl;
+		int r = ino_acl_get(perm_fs, in, INO_XATTR_INDEX_ACL_ACCESS, &acl);
+
+		if (r < 0)
+			return r;
+		if (acl.count)
+			return ino_acl_permission(&acl, in, c, (unsigned)mask & 7);
 	}
 	if (c->uid == in->uid)
 		bits = mode >> 6;

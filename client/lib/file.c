@@ -96,8 +96,8 @@ static int x3_open_create(ext3d *fs, const char *path, int flags, uint32_t mode,
 				where[pl] = '/';
 			continue;
 		} else if (r == -ENOENT) {
-			r = ext3d_mknod_ino(fs, dir.ino, name, S_IFREG | (mode & 07777 & ~x3_umask()),
-					    0, ret);
+			r = ext3d_mknod_umask_ino(fs, dir.ino, name, S_IFREG | (mode & 07777), 0,
+						  x3_umask(), ret);
 			*ret_created = r == 0;
 			if (r == -EEXIST && !(flags & O_EXCL) && ++tries < X3_OPEN_RETRIES) {
 				x3_drop(fs, dir.ino);

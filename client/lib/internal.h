@@ -78,6 +78,11 @@ void x3_detail_set(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
 /* actas.c: the calling thread's ext3d_act_as credentials into req. */
 void x3_act_apply(const ext3d *fs, cm_fs_req *req);
+/* write.c: req's name (-ENAMETOOLONG); runs a write request (in: data
+ * sent) and on success fills *ret (may be NULL) from the response, noting
+ * the change for fsync. */
+int x3_name(cm_fs_req *req, const char *name);
+int x3_wcall(ext3d *fs, cm_fs_req *req, const void *in, size_t inlen, ext3d_attr *ret);
 
 /* ops.c */
 void x3_attr_from(const cm_fs_attr *a, ext3d_attr *ret);

@@ -2,7 +2,8 @@
  * parent directory (resolved as the kernel does, symlinks followed) and
  * its last component, check what the kernel checks on the path itself
  * ("." and "..", a trailing '/', the root), then one call by inode
- * number. New inodes get the calling process's umask. Every grant a walk
+ * number. New inodes get the calling process's umask, or their directory's
+ * default ACL where it has one (inode-svc decides). Every grant a walk
  * takes is given back before the call returns. */
 #include <errno.h>
 #include <fcntl.h>
@@ -142,7 +143,7 @@ static int x3_mknod_path(ext3d *fs, const char *path, uint32_t mode, uint32_t rd
 	else
 		r = x3_create_check(fs, &dir, name, kind, slash);
 	if (r == 0)
-		r = ext3d_mknod_ino(fs, dir.ino, name, mode, rdev, &a);
+		r = ext3d_mknod_umask_ino(fs, dir.ino, name, mode, rdev, x3_umask(), &a);
 	if (r == 0)
 		x3_drop(fs, a.ino);
 	x3_drop(fs, dir.ino);
@@ -151,7 +152,7 @@ static int x3_mknod_path(ext3d *fs, const char *path, uint32_t mode, uint32_t rd
 
 int ext3d_mkdir(ext3d *fs, const char *path, uint32_t mode)
 {
-	return x3_mknod_path(fs, path, S_IFDIR | (mode & 01777 & ~x3_umask()), 0);
+	return x3_mknod_path(fs, path, S_IFDIR | (mode & 01777), 0);
 }
 
 int ext3d_mknod(ext3d *fs, const char *path, uint32_t mode, uint32_t rdev)
@@ -165,7 +166,7 @@ int ext3d_mknod(ext3d *fs, const char *path, uint32_t mode, uint32_t rdev)
 	if (type != S_IFREG && type != S_IFCHR && type != S_IFBLK && type != S_IFIFO &&
 	    type != S_IFSOCK)
 		return -EINVAL;
-	return x3_mknod_path(fs, path, type | (mode & 07777 & ~x3_umask()), rdev);
+	return x3_mknod_path(fs, path, type | (mode & 07777), rdev);
 }
 
 int ext3d_symlink(ext3d *fs, const char *target, const char *linkpath)

@@ -14,7 +14,7 @@
 /* The longest symlink target the kernel takes (PATH_MAX with its NUL). */
 #define X3_TARGET_MAX 4095
 
-static int x3_name(cm_fs_req *req, const char *name)
+int x3_name(cm_fs_req *req, const char *name)
 {
 	size_t n = strlen(name);
 
@@ -25,8 +25,7 @@ static int x3_name(cm_fs_req *req, const char *name)
 	return 0;
 }
 
-/* Runs req; on success fills *ret (may be NULL) from the response. */
-static int x3_wcall(ext3d *fs, cm_fs_req *req, const void *in, size_t inlen, ext3d_attr *ret)
+int x3_wcall(ext3d *fs, cm_fs_req *req, const void *in, size_t inlen, ext3d_attr *ret)
 {
 	x3_io io = {.in = in, .inlen = inlen};
 	cm_fs_resp resp;
@@ -47,6 +46,16 @@ int ext3d_mknod_ino(ext3d *fs, uint64_t dir, const char *name, uint32_t mode, ui
 		    ext3d_attr *ret)
 {
 	cm_fs_req req = {.hdr.op = CM_FS_MKNOD, .ino = dir, .mode = mode, .rdev = rdev};
+	int r = x3_name(&req, name);
+
+	return r < 0 ? r : x3_wcall(fs, &req, NULL, 0, ret);
+}
+
+int ext3d_mknod_umask_ino(ext3d *fs, uint64_t dir, const char *name, uint32_t mode,
+			  uint32_t rdev, uint32_t umask, ext3d_attr *ret)
+{
+	cm_fs_req req = {.hdr.op = CM_FS_MKNOD, .ino = dir, .mode = mode, .rdev = rdev,
+			 .flags = CM_FS_MKNOD_UMASK, .umask = umask & 0777};
 	int r = x3_name(&req, name);
 
 	return r < 0 ? r : x3_wcall(fs, &req, NULL, 0, ret);

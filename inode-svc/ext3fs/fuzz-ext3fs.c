@@ -1,7 +1,8 @@
 /*
  * fuzz-ext3fs.c - libFuzzer target for libext3fs.  The input is a whole
  * image: mount it, walk the root recursively (bounded depth and entries),
- * read files, symlinks and device numbers, resume readdir at odd cookies,
+ * read files, symlinks, device numbers, extended attributes and ACLs,
+ * resume readdir at odd cookies,
  * look up the names found (htree and linear) and some that are not there,
  * read the reserved inodes' maps, statfs.  Each get() copies the block into
  * its own allocation so ASan sees any read past a block; after every input
@@ -23,6 +24,7 @@
 
 #include "ext3fs.h"
 #include "log.h"
+#include "xattr.h"
 
 #define MAX_DEPTH	6
 #define MAX_ENTRIES	2000	/* directory entries visited per input */
@@ -126,6 +128,8 @@ static int count(void *ctx, uint32_t ino, uint8_t ft, const char *name,
 }
 
 static uint8_t buf[READ_MAX];
+/* The inode visit_xattrs is reading (one thread). */
+static const ino_inode *xattr_in;
 
 /* ext3_max_size() for fs blocks of 2^bits bytes (see fs.c). */
 static uint64_t oracle_max_size(unsigned bits)
@@ -156,10 +160,31 @@ static int read_checked(ino_fs *fs, uint32_t ino, ino_inode *in)
 	return r;
 }
 
+/* Reads every extended attribute of in, and its ACLs. */
+static int xattr_one(void *ctx, int index, const char *name, size_t nlen, uint32_t vsize)
+{
+	(void)vsize;
+	(void)ino_xattr_get(ctx, xattr_in, index, name, nlen, buf, READ_MAX);
+	return 0;
+}
+
+static void visit_xattrs(ino_fs *fs, const ino_inode *in)
+{
+	ino_acl acl;
+
+	xattr_in = in;
+	(void)ino_xattr_iterate(fs, in, xattr_one, fs);
+	(void)ino_xattr_list(fs, in, true, (char *)buf, READ_MAX);
+	(void)ino_acl_get(fs, in, INO_XATTR_INDEX_ACL_ACCESS, &acl);
+	(void)ino_acl_get(fs, in, INO_XATTR_INDEX_ACL_DEFAULT, &acl);
+}
+
 static void visit_file(ino_fs *fs, const ino_inode *in)
 {
 	uint64_t pblk, off;
 	char target[4096];
+
+	visit_xattrs(fs, in);
 
 	switch (in->mode & EXT3_S_IFMT) {
 	case EXT3_S_IFREG:

@@ -12,6 +12,7 @@
  * leaves the file as it was with fewer blocks, and the size stays.
  */
 #include "internal_w.h"
+#include "xattr.h"
 
 #include <errno.h>
 #include <string.h>
@@ -20,7 +21,6 @@
 
 #define TRUNC_RUNS	64	/* data runs one step frees */
 #define CRED_FREE	2	/* a free: its group's bitmap and descriptor */
-#define INO_XATTR_MAGIC	0xEA020000u
 
 static int bad_ptr(ino_fs *fs, const ino_inode *in, uint64_t holder, unsigned slot,
 		   uint32_t ptr)
@@ -510,44 +510,6 @@ int ino_punch(ino_fs *fs, ino_txn *t, ino_inode *in, uint64_t off, uint64_t len)
 	return r < 0 ? r : 0;
 }
 
-/* Drops in's reference to its extended-attribute block, freeing the block
- * with the last one (ext3_xattr_delete_inode). */
-static int drop_xattr(ino_fs *fs, ino_txn *t, ino_inode *in)
-{
-	uint32_t blk = in->file_acl, refs;
-	ino_wbuf b = { 0 };
-	cm_le32_t *h;
-	int r;
-
-	if (!ino_blk_valid(fs, blk))
-		return bad_ptr(fs, in, 0, EXT3_N_BLOCKS, blk);
-	r = ino_txn_get_write(t, blk, &b);
-	if (r < 0)
-		return r;
-	h = (cm_le32_t *)b.data;
-	refs = cm_le32(h[1]);
-	if (cm_le32(h[0]) != INO_XATTR_MAGIC || cm_le32(h[2]) != 1 || refs == 0) {
-		ino_txn_put(t, &b);
-		cm_warn("corrupt inode ino=%u blk=%u: bad xattr block header", in->ino, blk);
-		return -EUCLEAN;
-	}
-	if (refs > 1) {
-		cm_set_le32(&h[1], refs - 1);
-		r = ino_txn_dirty(t, &b);
-		ino_txn_put(t, &b);
-	} else {
-		ino_txn_put(t, &b);
-		r = ino_txn_forget(t, blk, true);
-		if (r == 0)
-			r = ino_txn_free_blocks(t, blk, 1);
-	}
-	if (r < 0)
-		return r;
-	in->file_acl = 0;
-	drop_blocks(fs, in, 1);
-	return 0;
-}
-
 int ino_inode_delete(ino_fs *fs, ino_txn *t, ino_inode *in)
 {
 	bool any = false;
@@ -567,7 +529,7 @@ int ino_inode_delete(ino_fs *fs, ino_txn *t, ino_inode *in)
 						      INO_CRED_IALLOC + CRED_FREE + 1);
 	}
 	if (r >= 0 && in->file_acl)
-		r = drop_xattr(fs, t, in);
+		r = ino_xattr_drop_block(fs, t, in);
 	if (r >= 0)
 		r = ino_orphan_del(fs, t, in);
 	if (r < 0)
