@@ -30,6 +30,7 @@ typedef struct xf_config {
 	bool foreground;            /* -f: stay in the foreground */
 	bool debug;                 /* -d: FUSE's debug output (implies -f) */
 	bool writeback;             /* -o writeback_cache */
+	bool clean_stale;           /* --clean-stale: unmount a dead daemon's mount first */
 	double attr_timeout;        /* -o attr_timeout=S (seconds) */
 	double entry_timeout;       /* -o entry_timeout=S */
 	char fuse_opts[1024];       /* the -o options passed on to libfuse */
@@ -46,7 +47,7 @@ typedef struct xf_keep {
 } xf_keep;
 
 typedef struct xf_fs {
-	ext3d *fs;                  /* [immutable] attached as root */
+	ext3d *fs;                  /* [immutable] attached as the daemon (root: acts for callers) */
 	xf_config cfg;              /* [immutable] */
 	pthread_mutex_t keep_mtx;
 	xf_keep keep[XF_KEEP_SLOTS]; /* [keep_mtx] */
@@ -54,7 +55,6 @@ typedef struct xf_fs {
 
 /* An open file (fuse_file_info's fh). */
 typedef struct xf_file {
-	uint64_t ino;               /* [immutable] */
 	int flags;                  /* [immutable] open(2)'s flags */
 	bool written;               /* [atomic] a write went through this file */
 } xf_file;
@@ -80,8 +80,9 @@ static inline fuse_ino_t xf_node(uint64_t ino)
 int xf_opts_parse(int argc, char **argv, xf_config *cfg);
 
 /* mount.c: checks the mount point (missing, not a directory, a stale or
- * live mount there): 0 or -errno, said why on stderr. */
-int xf_mountpoint_check(const char *path);
+ * live mount there; a stale one is unmounted when clean_stale): 0 or
+ * -errno, said why on stderr. */
+int xf_mountpoint_check(const char *path, bool clean_stale);
 /* Runs the daemon: attach, mount, serve until unmounted or signalled. */
 int xf_run(const xf_config *cfg);
 
