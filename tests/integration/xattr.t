@@ -60,13 +60,18 @@ for isize in 256 128; do
 	# Two files sharing one attribute block, as the kernel's mbcache or
 	# mke2fs -d leaves them: s2 takes s1's block, the count goes to 2.
 	head -c 400 /dev/zero | tr '\0' y >"$T_TMP/v400"
-	dbgw "write /dev/null s1"
-	dbgw "write /dev/null s2"
-	dbgw "ea_set -f $T_TMP/v400 /s1 user.shared"
-	blk=$(dbg "stat /s1" | sed -n 's/.*File ACL: \([0-9]*\).*/\1/p')
-	dbgw "sif /s2 file_acl $blk"
-	dbgw "sif /s2 blocks 2"
-	printf '\002' | dd of="$img" bs=1 seek=$((blk * 1024 + 4)) conv=notrunc 2>/dev/null
+	share() { # share A B: B takes A's attribute block
+		dbgw "write /dev/null $1"
+		dbgw "write /dev/null $2"
+		dbgw "ea_set -f $T_TMP/v400 /$1 user.shared"
+		sb=$(dbg "stat /$1" | sed -n 's/.*File ACL: \([0-9]*\).*/\1/p')
+		dbgw "sif /$2 file_acl $sb"
+		dbgw "sif /$2 blocks 2"
+		printf '\002' | dd of="$img" bs=1 seek=$((sb * 1024 + 4)) conv=notrunc 2>/dev/null
+	}
+	share s1 s2
+	blk=$sb
+	share s3 s4
 	fsck_clean "a block shared by two inodes, before ($isize)"
 	t_instance_start $n "$T_TOP/compose/ext3d.compose" --set "IMAGE=$img" \
 		--set BLOCKDEV_ARGS= --set DATA=ordered
@@ -156,6 +161,17 @@ umask 0 => ok
 mkdir /st 01777 => ok
 EOF
 	check "root: set, get, list, remove, ACLs ($isize)"
+	# Both users of a shared block change it at once, from two sessions:
+	# the first gets a copy, the second a copy or, the last user by then,
+	# the block itself.
+	pids=
+	for f in s3 s4; do
+		echo "setx /$f user.$f @200:$f" | "$xops" --instance $n >"$T_TMP/race-$f" 2>&1 &
+		pids="$pids $!"
+	done
+	wait $pids
+	t_is "$(cat "$T_TMP/race-s3" "$T_TMP/race-s4" | tr '\n' ' ')" "ok ok " \
+		"two sessions change both users of a shared block ($isize)"
 	if [ -n "$can_drop" ]; then
 		cat >"$T_TMP/script" <<EOF
 open /acl r => ok
@@ -183,6 +199,14 @@ EOF
 	fi
 	t_instance_stop $n
 	fsck_clean "after shutdown, blocks freed with their files ($isize)"
+	# The second change may find itself the block's last user and keep it.
+	b3=$(dbg "stat /s3" | sed -n 's/.*File ACL: \([0-9]*\).*/\1/p')
+	b4=$(dbg "stat /s4" | sed -n 's/.*File ACL: \([0-9]*\).*/\1/p')
+	t_ok $({ dbg "testb $sb" | grep -q 'not in use' || [ "$sb" = "$b3" ] ||
+		[ "$sb" = "$b4" ]; } && [ "$b3" != "$b4" ] && echo 0 || echo 1) \
+		"s3 and s4 have blocks of their own; the shared one is free or one of them ($isize)"
+	t_is "$(ea /s3 user.s3 | head -c 2)$(ea /s4 user.s4 | head -c 2)$(ea /s4 user.shared | head -c 1)" \
+		"ssssy" "both values there, and the shared one ($isize)"
 	t_is "$(ea /f user.big | head -c 5)" "bbbbb" "debugfs reads user.big ($isize)"
 	t_is "$(ea /f trusted.t)" "tv" "debugfs reads trusted.t ($isize)"
 	t_is "$(ea /s2 user.more | head -c 3)" "zzz" "debugfs reads s2's new value ($isize)"
