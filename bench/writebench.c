@@ -1,16 +1,20 @@
 /* writebench.c - the write path of one backend, timed: file creates, 4 KiB
  * writes each followed by fsync, one large sequential write, and a mixed
- * create/write/rename/stat/unlink load, with N clients. The backend is
+ * create/write/rename/stat/unlink load, with N clients; and, for the
+ * FUSE benchmark (bench/fusepath), stats of existing files and one large
+ * sequential read of the file a seqwrite left. The backend is
  * ext3d through libext3d (each client its own attached session) or any
  * POSIX mount (the kernel's ext3, fuse2fs; each client a thread).
  * A benchmark, not a test: it prints one "result key=value ..." line per
  * run and judges none; bench/writepath runs it and compares.
  *
  *   writebench [--name B] posix DIR | ext3d INSTANCE  WORKLOAD [options]
- *   WORKLOAD: create | pcreate | fsync | seqwrite | mixed
+ *   WORKLOAD: create | pcreate | fsync | seqwrite | mixed | stat | seqread
  *   (create: ext3d by inode number, a mknod and a forget per file;
  *   pcreate: by path, ext3d_create and ext3d_close; POSIX: both open(2)
- *   with O_CREAT | O_EXCL and close(2))
+ *   with O_CREAT | O_EXCL and close(2); stat: --files made first, untimed,
+ *   then stat(2) round them for --seconds; seqread: reads TAG/cN/big that
+ *   a seqwrite with the same --tag wrote, 1 MiB at a time)
  *   --threads N  clients (1)        --files N   creates per client (5000)
  *   --seconds S  fsync, mixed (3)   --mib M     seqwrite size (256)
  *   --tag T      a directory name unique to this run (required)
@@ -138,6 +142,16 @@ static int wb_rename(wb_client *c, const char *a, const char *b)
 	return rename(a, b) < 0 ? -errno : 0;
 }
 
+static ssize_t wb_pread(wb_fd *f, void *buf, size_t len, uint64_t off)
+{
+	ssize_t n;
+
+	if (f->f)
+		return ext3d_pread(f->f, buf, len, off);
+	n = pread(f->fd, buf, len, (off_t)off);
+	return n < 0 ? -errno : n;
+}
+
 static int wb_stat(wb_client *c, const char *p)
 {
 	struct stat st;
@@ -250,6 +264,48 @@ static int wb_seqwrite(wb_client *c)
 	return r;
 }
 
+static int wb_seqread(wb_client *c)
+{
+	char p[WB_PATH_MAX];
+	uint8_t *buf = malloc(WB_CHUNK);
+	ssize_t n = 1;
+	wb_fd f;
+	int r;
+
+	if (!buf)
+		return -ENOMEM;
+	wb_path(c, p, "%s/c%d/big", c->cfg->tag, c->id);
+	r = wb_open(c, p, O_RDONLY, &f);
+	for (uint64_t off = 0; r == 0 && n > 0; off += (uint64_t)n) {
+		n = wb_pread(&f, buf, WB_CHUNK, off);
+		if (n < 0)
+			r = (int)n;
+		else
+			c->ops += (uint64_t)n;
+	}
+	if (f.fd >= 0 || f.f)
+		(void)wb_close(&f);
+	free(buf);
+	return r;
+}
+
+/* Stats the client's --files files (made before the clock started) in
+ * turn until --seconds have passed. */
+static int wb_stat_loop(wb_client *c)
+{
+	char p[WB_PATH_MAX];
+	double until = c->start + c->cfg->seconds;
+	int r;
+
+	for (unsigned i = 0; wb_now() < until; i = (i + 1) % c->cfg->files) {
+		wb_path(c, p, "%s/c%d/f%u", c->cfg->tag, c->id, i);
+		if ((r = wb_stat(c, p)) < 0)
+			return r;
+		c->ops++;
+	}
+	return 0;
+}
+
 static int wb_mixed(wb_client *c)
 {
 	char a[WB_PATH_MAX], b[WB_PATH_MAX], buf[4096];
@@ -281,8 +337,15 @@ static void *wb_client_main(void *arg)
 	wb_client *c = arg;
 	const char *w = c->cfg->workload;
 
+	if (!strcmp(w, "stat") && (c->err = wb_create(c)) < 0)
+		return NULL;
+	c->ops = 0;
 	c->start = wb_now();
-	if (!strcmp(w, "create") || !strcmp(w, "pcreate"))
+	if (!strcmp(w, "stat"))
+		c->err = wb_stat_loop(c);
+	else if (!strcmp(w, "seqread"))
+		c->err = wb_seqread(c);
+	else if (!strcmp(w, "create") || !strcmp(w, "pcreate"))
 		c->err = wb_create(c);
 	else if (!strcmp(w, "fsync"))
 		c->err = wb_fsync_loop(c);
@@ -294,7 +357,7 @@ static void *wb_client_main(void *arg)
 	return NULL;
 }
 
-/* Attaches every client and makes its directory. */
+/* Attaches every client and makes its directory (seqread's exists). */
 static int wb_setup(const wb_cfg *cfg, wb_client *cl)
 {
 	char p[WB_PATH_MAX];
@@ -305,6 +368,8 @@ static int wb_setup(const wb_cfg *cfg, wb_client *cl)
 		if (!cfg->posix && (r = ext3d_attach(cfg->target, &cl[i].fs)) < 0)
 			return fprintf(stderr, "writebench: attach: %s\n", strerror(-r)), r;
 	}
+	if (!strcmp(cfg->workload, "seqread"))
+		return 0;
 	wb_path(&cl[0], p, "%s", cfg->tag);
 	r = wb_mkdir(&cl[0], p);
 	for (int i = 0; r == 0 && i < cfg->threads; i++) {
@@ -319,7 +384,7 @@ static int wb_setup(const wb_cfg *cfg, wb_client *cl)
 static int wb_usage(void)
 {
 	fprintf(stderr, "usage: writebench [--name B] posix DIR | ext3d INSTANCE "
-			"create|pcreate|fsync|seqwrite|mixed --tag T [--threads N] [--files N] "
+			"create|pcreate|fsync|seqwrite|mixed|stat|seqread --tag T [--threads N] [--files N] "
 			"[--seconds S] [--mib M]\n");
 	return 2;
 }
@@ -359,7 +424,8 @@ int main(int argc, char **argv)
 	cfg.workload = argv[optind + 2];
 	if (strcmp(cfg.workload, "create") && strcmp(cfg.workload, "pcreate") &&
 	    strcmp(cfg.workload, "fsync") &&
-	    strcmp(cfg.workload, "seqwrite") && strcmp(cfg.workload, "mixed"))
+	    strcmp(cfg.workload, "seqwrite") && strcmp(cfg.workload, "mixed") &&
+	    strcmp(cfg.workload, "stat") && strcmp(cfg.workload, "seqread"))
 		return wb_usage();
 	if (!cfg.name)
 		cfg.name = argv[optind];
@@ -384,9 +450,9 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	double secs = last - first;
-	if (!strcmp(cfg.workload, "seqwrite"))
-		printf("result backend=%s workload=seqwrite threads=%d secs=%.3f rate=%.1f unit=MB/s\n",
-		       cfg.name, cfg.threads, secs, (double)ops / 1e6 / secs);
+	if (!strcmp(cfg.workload, "seqwrite") || !strcmp(cfg.workload, "seqread"))
+		printf("result backend=%s workload=%s threads=%d secs=%.3f rate=%.1f unit=MB/s\n",
+		       cfg.name, cfg.workload, cfg.threads, secs, (double)ops / 1e6 / secs);
 	else
 		printf("result backend=%s workload=%s threads=%d ops=%llu secs=%.3f rate=%.0f "
 		       "unit=%s/s\n", cfg.name, cfg.workload, cfg.threads, (unsigned long long)ops,

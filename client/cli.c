@@ -14,6 +14,8 @@ static const struct cli_cmd {
 	{"status", cli_status, "status [--json]   the supervisor, services, locks"},
 	{"kill", cli_kill, "kill SERVICE      SIGKILL a service (for tests)"},
 	{"shutdown", cli_shutdown, "shutdown          stop the instance (compose/down)"},
+	{"mount", cli_mount, "mount [-o OPTS] DIR  mount the instance at DIR (ext3d-fuse -o OPTS)"},
+	{"umount", cli_umount, "umount            unmount it (lazily if busy)"},
 	{"ls", cli_ls, "ls [-a] [-l] [-R] PATH  list a directory"},
 	{"stat", cli_stat, "stat PATH         a file's attributes"},
 	{"cat", cli_cat, "cat PATH...       print files"},

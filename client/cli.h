@@ -3,6 +3,7 @@
 #define CLI_H
 
 #include "rundir.h"
+#include "supervisor.pb-c.h"
 
 #define CLI_TIMEOUT_MS 10000
 
@@ -36,6 +37,15 @@ int cli_rmfattr(cli_ctx *c, int argc, char **argv);
 struct ext3d;
 /* Attaches to c's instance; 0, or 1 after printing why not. */
 int cli_attach(cli_ctx *c, struct ext3d **fs);
+
+int cli_mount(cli_ctx *c, int argc, char **argv);
+int cli_umount(cli_ctx *c, int argc, char **argv);
+/* A stale mount at the mount point RUNDIR/mount names (its daemon died
+ * with the supervisor) is unmounted, and the file removed. */
+void cli_clean_mount(const char *rundir);
+/* A control request; 0, or 1 after printing why it failed (the
+ * supervisor's reason when it gave one). */
+int cli_call(cli_ctx *c, Ext3d__Request *req, Ext3d__Reply **ret, int timeout_ms);
 
 /* Prints "ext3d: what: strerror" and returns 1. */
 int cli_fail(const char *what, int err);

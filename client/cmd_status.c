@@ -5,7 +5,8 @@
  * another error), 3 degraded or stalled, 4 starting or restarting, 5
  * failed, 6 stopping. shutdown of an instance whose supervisor is dead
  * removes the files it left and succeeds, as does shutdown of an instance
- * that is not there at all. */
+ * that is not there at all; either unmounts the stale mount a killed
+ * ext3d-fuse left at the mount point that RUNDIR/mount names. */
 #include <errno.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -15,10 +16,10 @@
 #include "cli.h"
 #include "rpc.h"
 
-static int cli_call(cli_ctx *c, Ext3d__Request *req, Ext3d__Reply **ret)
+int cli_call(cli_ctx *c, Ext3d__Request *req, Ext3d__Reply **ret, int timeout_ms)
 {
 	char what[128];
-	int r = rpc_call(c->url, req, ret, CLI_TIMEOUT_MS);
+	int r = rpc_call(c->url, req, ret, timeout_ms);
 
 	snprintf(what, sizeof(what), "instance %s", c->instance);
 	if (r < 0)
@@ -123,6 +124,10 @@ static void status_json(const Ext3d__StatusReply *st)
 		printf(",\"last_exit_status\":%d,\"last_exit_signal\":%d,\"stalls\":%u,"
 		       "\"last_exit\":", s->last_exit_status, s->last_exit_signal, s->stalls);
 		json_str(s->last_exit);
+		printf(",\"mount\":");
+		json_str(s->mount);
+		printf(",\"mount_options\":");
+		json_str(s->mount_options);
 		putchar('}');
 	}
 	printf("],\"locks\":[");
@@ -209,6 +214,11 @@ static void status_text(const Ext3d__StatusReply *st)
 		       s->restarts, s->stalls, s->restart_policy,
 		       *s->last_exit ? s->last_exit : "-");
 	}
+	for (size_t i = 0; i < st->n_services; i++)
+		if (*st->services[i]->mount)
+			printf("mount: %s at %s%s%s\n", st->services[i]->name, st->services[i]->mount,
+			       *st->services[i]->mount_options ? " -o " : "",
+			       st->services[i]->mount_options);
 	putchar('\n');
 	lock_text((const Ext3d__LockStatus *const *)st->locks, st->n_locks);
 	printf("\ndead lock owners reported: %u; channels open: %u, requests served: %llu\n",
@@ -254,7 +264,7 @@ int cli_status(cli_ctx *c, int argc, char **argv)
 		return cli_fail("status: unexpected argument", -EINVAL);
 	req.body_case = EXT3D__REQUEST__BODY_STATUS;
 	req.status = &body;
-	if (cli_call(c, &req, &reply))
+	if (cli_call(c, &req, &reply, CLI_TIMEOUT_MS))
 		return 1;
 	if (reply->body_case != EXT3D__REPLY__BODY_STATUS_REPLY) {
 		rpc_reply_free(reply);
@@ -280,14 +290,14 @@ int cli_kill(cli_ctx *c, int argc, char **argv)
 	body.service = argv[1];
 	req.body_case = EXT3D__REQUEST__BODY_KILL;
 	req.kill = &body;
-	if (cli_call(c, &req, &reply))
+	if (cli_call(c, &req, &reply, CLI_TIMEOUT_MS))
 		return 1;
 	rpc_reply_free(reply);
 	return 0;
 }
 
-/* An instance whose supervisor is not running: removes what it left and
- * returns 0; -1 when the supervisor runs (or may run). */
+/* An instance whose supervisor is not running: removes what it left (a
+ * stale mount too) and returns 0; -1 when the supervisor runs (or may run). */
 static int shutdown_dead(cli_ctx *c)
 {
 	char rundir[CM_PATH_MAX];
@@ -296,6 +306,8 @@ static int shutdown_dead(cli_ctx *c)
 	if (cm_rundir(c->instance, rundir, sizeof(rundir)) < 0)
 		return -1;
 	r = cm_rundir_supervisor(rundir, &pid);
+	if (r == -ENOENT || r == 0)
+		cli_clean_mount(rundir);
 	if (r == -ENOENT) {
 		printf("ext3d: instance %s is not running: nothing to stop\n", c->instance);
 		return 0;
@@ -323,7 +335,7 @@ int cli_shutdown(cli_ctx *c, int argc, char **argv)
 	r = shutdown_dead(c);
 	if (r >= 0)
 		return r;
-	if (cli_call(c, &req, &reply))
+	if (cli_call(c, &req, &reply, CLI_TIMEOUT_MS))
 		return 1;
 	rpc_reply_free(reply);
 	probe.body_case = EXT3D__REQUEST__BODY_STATUS;

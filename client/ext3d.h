@@ -67,6 +67,7 @@ typedef struct ext3d_dirent {
 	uint8_t type;
 	char name[EXT3D_NAME_MAX + 1];
 	ext3d_attr attr;   /* filled by readdir: no getattr per entry needed */
+	uint64_t next;     /* the cookie of the entry after this one */
 } ext3d_dirent;
 
 typedef struct ext3d_fsstat {
@@ -127,8 +128,10 @@ int ext3d_symlink_ino(ext3d *fs, uint64_t dir, const char *name, const char *tar
 int ext3d_link_ino(ext3d *fs, uint64_t ino, uint64_t newdir, const char *name, ext3d_attr *ret);
 int ext3d_unlink_ino(ext3d *fs, uint64_t dir, const char *name);
 int ext3d_rmdir_ino(ext3d *fs, uint64_t dir, const char *name);
-/* flags: 0 or EXT3D_RENAME_NOREPLACE. */
+/* flags: 0, EXT3D_RENAME_NOREPLACE or EXT3D_RENAME_EXCHANGE (both names
+ * must exist; they swap, in one transaction), as renameat2's. */
 #define EXT3D_RENAME_NOREPLACE 0x1u
+#define EXT3D_RENAME_EXCHANGE 0x2u
 int ext3d_rename_ino(ext3d *fs, uint64_t olddir, const char *oldname, uint64_t newdir,
 		     const char *newname, unsigned flags);
 /* Bytes written; flags EXT3D_WRITE_APPEND (at the end of the file, off
@@ -158,11 +161,32 @@ typedef struct ext3d_setattr {
 } ext3d_setattr;
 int ext3d_setattr_ino(ext3d *fs, uint64_t ino, const ext3d_setattr *set, unsigned valid,
 		      ext3d_attr *ret);
+/* fallocate(2) on ino: mode FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE
+ * frees the blocks of [off, off + len) and zeroes the partial blocks at
+ * its ends (the size stays); every other mode is -EOPNOTSUPP, as the
+ * kernel answers on ext3's block-mapped files. */
+int ext3d_fallocate_ino(ext3d *fs, uint64_t ino, int mode, uint64_t off, uint64_t len);
 /* Returns once the commit holding ino's changes is durable; datasync
  * skips a commit that changed only its timestamps. */
 int ext3d_fsync_ino(ext3d *fs, uint64_t ino, int datasync);
 /* Everything written so far is durable when it returns. */
 int ext3d_sync(ext3d *fs);
+
+/* Acting for another user (a file server such as ext3d-fuse): from this
+ * call on, the calling thread's calls on fs act as c (its fsuid, fsgid
+ * and supplementary groups): permission checks are made against c and
+ * the inodes those calls create belong to c, as the kernel gives them
+ * (a set-group-ID directory's group included). NULL: the thread acts as
+ * the process again. Only a handle attached as root may (-EPERM), and c
+ * has at most EXT3D_MAX_GROUPS groups (-EINVAL). The setting is the
+ * thread's own (thread-local) and stays across re-attaches. */
+#define EXT3D_MAX_GROUPS 32
+typedef struct ext3d_creds {
+	uint32_t uid, gid;
+	uint32_t ngroups;
+	uint32_t groups[EXT3D_MAX_GROUPS];
+} ext3d_creds;
+int ext3d_act_as(ext3d *fs, const ext3d_creds *c);
 
 /* Writes by path; mode gets the calling process's umask, as the kernel
  * applies it. */

@@ -48,6 +48,9 @@ enum cm_fs_op {
 	CM_FS_FSYNC = 17,   /* ino, flags CM_FS_FSYNC_DATA (fdatasync): returns once the
 			     * commit holding the inode's changes is durable */
 	CM_FS_SYNC = 18,    /* commit everything, wait for it */
+	CM_FS_FALLOCATE = 23, /* ino, flags = fallocate(2)'s mode, offset, range = length:
+			       * PUNCH_HOLE|KEEP_SIZE frees the range's blocks and zeroes
+			       * its partial blocks; other modes -EOPNOTSUPP -> attr */
 	/* Extended attributes: full names ("user.x", "system.posix_acl_access")
 	 * in name, values in the data buffer, ACLs in the VFS's
 	 * posix_acl_xattr format. A get or list with length 0 asks for the
@@ -69,6 +72,8 @@ enum cm_fs_op {
 
 /* rename: fail with -EEXIST rather than replace (renameat2's NOREPLACE) */
 #define CM_FS_RENAME_NOREPLACE 0x1u
+/* rename: both names exist and swap (renameat2's EXCHANGE), one transaction */
+#define CM_FS_RENAME_EXCHANGE 0x2u
 
 /* write: at the end of the file, whatever offset says (O_APPEND) */
 #define CM_FS_WRITE_APPEND 0x1u
@@ -133,6 +138,7 @@ typedef struct cm_fs_req {
 	uint32_t uid, gid;     /* setattr */
 	int64_t atime, mtime;  /* setattr */
 	uint32_t atime_ns, mtime_ns; /* setattr */
+	uint64_t range;        /* fallocate: the length of the range */
 	uint32_t umask;        /* mknod, symlink with CM_FS_MKNOD_UMASK */
 } cm_fs_req;
 

@@ -195,6 +195,13 @@ static int cm_sandbox_filter(const cm_sandbox_policy *p)
 	return r;
 }
 
+int cm_sandbox_keep_caps(const cm_sandbox_policy *p)
+{
+	int r = cm_sandbox_bound(p);
+
+	return r < 0 ? r : cm_sandbox_caps(p);
+}
+
 int cm_sandbox_enter(const cm_sandbox_policy *p)
 {
 	int r;

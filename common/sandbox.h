@@ -29,5 +29,12 @@ typedef struct cm_sandbox_policy {
 /* name: NULL or "" for the default. Call before cm_sandbox_enter(). */
 void cm_sandbox_set_user(const char *name);
 int cm_sandbox_enter(const cm_sandbox_policy *p);
+/* Only the bounding set and capability sets of cm_sandbox_enter: the
+ * process keeps its user, no filter. */
+int cm_sandbox_keep_caps(const cm_sandbox_policy *p);
+/* sandbox_fuse.c: confines a FUSE front end before exec: as root, only
+ * CAP_SYS_ADMIN, no_new_privs and a seccomp deny-list; not as root,
+ * nothing (fusermount3 is set-uid). */
+int cm_sandbox_fuse_exec(void);
 
 #endif

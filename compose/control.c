@@ -1,6 +1,8 @@
-/* control.c - the supervisor's control socket: attach, status, kill and
- * shutdown over nng (rpc.h), served by a thread of its own. Kill and
- * shutdown are for the supervisor's own uid and root only. */
+/* control.c - the supervisor's control socket: attach, status, kill,
+ * shutdown, mount and umount over nng (rpc.h), served by a thread of its
+ * own. All but attach and status are for the supervisor's own uid and root
+ * only. A mount or umount request is run by the main thread (mount.c);
+ * this thread waits for its answer. */
 #include <errno.h>
 #include <signal.h>
 #include <stdlib.h>
@@ -12,6 +14,7 @@
 #include "rpc.h"
 
 static rpc_server *sv_rpc;
+static char sv_detail[SV_REASON_MAX + CM_PATH_MAX]; /* [control thread] a mount reply's */
 static pthread_t sv_rpc_thread;
 
 static bool sv_peer_may_control(const rpc_peer *peer)
@@ -74,6 +77,19 @@ static void sv_handle(void *ctx, const rpc_peer *peer, const Ext3d__Request *req
 			break;
 		}
 		sv_handle_kill(sv, req->kill, reply);
+		break;
+	case EXT3D__REQUEST__BODY_MOUNT:
+	case EXT3D__REQUEST__BODY_UMOUNT:
+		if (!sv_peer_may_control(peer)) {
+			reply->status = -EPERM;
+			break;
+		}
+		sv_mount_request(sv, req->body_case == EXT3D__REQUEST__BODY_MOUNT ? SV_MOUNT_MOUNT
+			       : SV_MOUNT_UMOUNT,
+			       req->body_case == EXT3D__REQUEST__BODY_MOUNT ? req->mount->path : NULL,
+			       req->body_case == EXT3D__REQUEST__BODY_MOUNT ? req->mount->options : NULL,
+			       &reply->status, sv_detail, sizeof(sv_detail));
+		reply->detail = sv_detail;
 		break;
 	case EXT3D__REQUEST__BODY_SHUTDOWN:
 		if (!sv_peer_may_control(peer)) {

@@ -22,6 +22,7 @@
 #include "internal.h"
 #include "jbd/journal.h"
 #include "log.h"
+#include "sandbox.h"
 
 #define SV_DATA_ZONE(size) ((size) / 2)
 
@@ -33,7 +34,7 @@ sv_service *sv_find(sv_super *sv, const char *name)
 	return NULL;
 }
 
-static void sv_child_exec(sv_super *sv, sv_service *s, int slot)
+void sv_child_exec(sv_super *sv, sv_service *s, int slot)
 {
 	char fdarg[32], slotarg[32];
 	char *argv[SV_MAX_ARGS + 3];
@@ -43,6 +44,17 @@ static void sv_child_exec(sv_super *sv, sv_service *s, int slot)
 	sigemptyset(&none);
 	sigprocmask(SIG_SETMASK, &none, NULL);
 	prctl(PR_SET_PDEATHSIG, SIGKILL);
+	if (s->mount_svc) {
+		/* Outside the arena: no descriptor, no slot, confined here. */
+		int r = cm_sandbox_fuse_exec();
+		if (r < 0) {
+			cm_log_errno(r, "%s: sandbox: %m", s->name);
+			_exit(127);
+		}
+		execv(s->argv[0], s->argv);
+		cm_log_errno(-errno, "exec %s: %m", s->argv[0]);
+		_exit(127);
+	}
 	if (fcntl(sv->arena->fd, F_SETFD, 0) < 0)
 		_exit(127);
 	snprintf(fdarg, sizeof(fdarg), "--arena-fd=%d", sv->arena->fd);
@@ -66,6 +78,8 @@ int sv_service_start(sv_super *sv, int slot, int *status, bool *hung)
 	uint64_t deadline = cm_now_ns() + SV_READY_TIMEOUT_MS * 1000000ULL;
 	pid_t pid;
 
+	if (s->mount_svc)
+		return sv_mount_service_start(sv, slot, status, hung);
 	*hung = false;
 	atomic_store(&as->state, CM_SVC_STARTING);
 	s->started_ns = cm_now_ns();
@@ -135,8 +149,10 @@ int sv_group_start(sv_super *sv)
 
 	if (r < 0)
 		return r;
+	/* Mount services are not part of the group: started on their own. */
 	for (i = 0; r == 0 && i < sv->nsvcs; i++)
-		r = sv_service_start(sv, i, &status, &hung);
+		if (!sv->svcs[i].mount_svc)
+			r = sv_service_start(sv, i, &status, &hung);
 	if (r == -ECHILD) {
 		sv_service_died(sv, &sv->svcs[i - 1], status, hung, true);
 		return r;
@@ -152,38 +168,49 @@ int sv_group_start(sv_super *sv)
 	return 0;
 }
 
-/* Signals every running service, last started first, and reaps them; those
- * still alive after grace_ms get SIGKILL. */
+int sv_service_kill(sv_super *sv, sv_service *s, int sig, uint64_t deadline)
+{
+	int status = 0;
+
+	kill(s->pid, sig);
+	for (;;) {
+		pid_t p = waitpid(s->pid, &status, cm_now_ns() < deadline ? WNOHANG : 0);
+		if (p == s->pid || (p < 0 && errno != EINTR))
+			break;
+		if (cm_now_ns() >= deadline)
+			kill(s->pid, SIGKILL);
+		usleep(2000);
+	}
+	pthread_mutex_lock(&sv->mtx);
+	s->pid = 0;
+	s->state = CM_SVC_EXITED;
+	pthread_mutex_unlock(&sv->mtx);
+	return status;
+}
+
+/* Signals every running service but the mount services, last started
+ * first, and reaps them; those still alive after grace_ms get SIGKILL. */
 void sv_group_kill(sv_super *sv, int sig, int grace_ms)
 {
 	uint64_t deadline = cm_now_ns() + (uint64_t)grace_ms * 1000000ULL;
 
 	for (int i = sv->nsvcs - 1; i >= 0; i--) {
 		sv_service *s = &sv->svcs[i];
-		if (!s->pid)
-			continue;
-		kill(s->pid, sig);
-		for (;;) {
-			int status;
-			pid_t p = waitpid(s->pid, &status, cm_now_ns() < deadline ? WNOHANG : 0);
-			if (p == s->pid || (p < 0 && errno != EINTR))
-				break;
-			if (cm_now_ns() >= deadline)
-				kill(s->pid, SIGKILL);
-			usleep(2000);
-		}
-		pthread_mutex_lock(&sv->mtx);
-		s->pid = 0;
-		s->state = CM_SVC_EXITED;
-		pthread_mutex_unlock(&sv->mtx);
+		if (s->pid && !s->mount_svc)
+			(void)sv_service_kill(sv, s, sig, deadline);
 	}
 }
 
 void sv_group_stop(sv_super *sv)
 {
+	char note[SV_REASON_MAX + CM_PATH_MAX];
+
 	pthread_mutex_lock(&sv->mtx);
 	sv->state = SV_STOPPING;
+	pthread_cond_broadcast(&sv->mcond);
 	pthread_mutex_unlock(&sv->mtx);
+	if (sv_mount_stop(sv, note, sizeof(note)) < 0 || *note)
+		cm_warn("%s", note);
 	sv_group_kill(sv, SIGTERM, 5000);
 }
 
@@ -201,6 +228,8 @@ void sv_group_restart(sv_super *sv, const char *why, uint32_t delay_ms)
 	sv->arena = cm_arena_free(sv->arena);
 	sv->generation++;
 	for (int i = 0; i < sv->nsvcs; i++) {
+		if (sv->svcs[i].mount_svc)
+			continue;
 		sv->svcs[i].restarts++;
 		sv->svcs[i].state = CM_SVC_RESTARTING;
 		sv->svcs[i].restart_at = 0;

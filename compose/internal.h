@@ -36,6 +36,17 @@
  * Watchdog: a ready service whose heartbeat (layout.h) is older than
  * watchdog_ms is reported stalled, SIGKILLed and restarted like a dead one.
  *
+ * Mount services (mount.c): a "mount" line of the compose file is a FUSE
+ * front end (ext3d-fuse), a libext3d client outside the arena. It runs
+ * only while the instance has a mount point (${MOUNT}, from `ext3d mount`
+ * or compose/up --mount; ${MOUNT_OPTS} is "-oLIST" with their -o LIST), gets no --arena-fd or --slot, is ready once its
+ * mount shows in the mount table, and is left running by a group restart
+ * (its session re-attaches by itself). When it dies, its stale mount is
+ * lazily unmounted and it starts again by its policy at the same place; a
+ * crash loop unmounts it and marks it failed, the instance keeps running.
+ * Unmounting (`ext3d umount`, shutdown, a failed instance) comes before
+ * its stop, so that its exit is not taken for a death.
+ *
  * Locking: sv->mtx (a process-private pthread mutex) covers every field
  * below that the control thread reads: the arena pointer, state, reason,
  * services. The main thread is the only writer.
@@ -62,6 +73,7 @@
 #define SV_CRASH_LOOP 5           /* that many steps in a row: the instance failed */
 #define SV_WATCHDOG_MS 3000       /* default heartbeat deadline (--watchdog) */
 #define SV_REASON_MAX 256
+#define SV_MOUNT_OPTS_MAX 256
 
 enum sv_policy { SV_RESTART_ALONE, SV_RESTART_GROUP, SV_RESTART_NEVER };
 enum sv_state { SV_STARTING, SV_READY, SV_RESTARTING, SV_FAILED, SV_STOPPING };
@@ -83,7 +95,24 @@ typedef struct sv_service {
 	uint32_t backoff_ms;          /* [main thread] the last delay, 0 after a stable run */
 	uint32_t crashes;             /* [main thread] crash-loop steps in a row */
 	bool stalled;                 /* [main thread] the watchdog killed it */
+	bool mount_svc;               /* [immutable] a FUSE front end (mount.c) */
+	int lineno;                   /* [immutable] its compose line, for errors */
+	char *words[SV_MAX_ARGS + 1]; /* [immutable] a mount service's words before
+				       * expansion: argv is made at each start */
 } sv_service;
+
+enum sv_mount_op { SV_MOUNT_NONE, SV_MOUNT_MOUNT, SV_MOUNT_UMOUNT };
+
+/* A mount or umount request from the control thread, run by the main
+ * thread (mount.c), which alone starts and stops services. */
+typedef struct sv_mount_req {
+	enum sv_mount_op op;          /* [mtx] SV_MOUNT_NONE: no request pending */
+	char path[CM_PATH_MAX];       /* [mtx] */
+	char options[SV_MOUNT_OPTS_MAX]; /* [mtx] */
+	bool done;                    /* [mtx] the main thread answered */
+	int status;                   /* [mtx] 0 or -errno */
+	char detail[SV_REASON_MAX + CM_PATH_MAX]; /* [mtx] why, or a note */
+} sv_mount_req;
 
 typedef struct sv_config {
 	const char *compose;
@@ -109,6 +138,11 @@ typedef struct sv_super {
 	int nsvcs;                    /* [immutable] */
 	uint32_t dead_seen;           /* [main thread] dead-owner reports handled */
 	int sigfd;                    /* [main thread] */
+	char mount[CM_PATH_MAX];      /* [mtx] the mount point, "" when unmounted */
+	char mount_opts[SV_MOUNT_OPTS_MAX]; /* [mtx] its -o list, "" for none */
+	char mount_optarg[SV_MOUNT_OPTS_MAX + 2]; /* [mtx] ${MOUNT_OPTS}: "-o" and the list, or "" */
+	sv_mount_req mreq;            /* [mtx] */
+	pthread_cond_t mcond;         /* signals mreq.done */
 } sv_super;
 
 /* compose.c */
@@ -123,6 +157,9 @@ int sv_group_start(sv_super *sv);
 void sv_group_stop(sv_super *sv);
 /* Signals every running service, reaps them, SIGKILL after grace_ms. */
 void sv_group_kill(sv_super *sv, int sig, int grace_ms);
+/* Signals s (running), SIGKILL at deadline (cm_now_ns()), reaps it and
+ * marks it exited; returns its wait status. */
+int sv_service_kill(sv_super *sv, sv_service *s, int sig, uint64_t deadline);
 /* Kills the group and discards the arena; the new group starts after
  * delay_ms. */
 void sv_group_restart(sv_super *sv, const char *why, uint32_t delay_ms);
@@ -138,6 +175,8 @@ void sv_group_check_dead_owners(sv_super *sv);
  * "a journal handle"). */
 bool sv_group_held_by(sv_super *sv, pid_t pid, char *what, size_t len);
 sv_service *sv_find(sv_super *sv, const char *name);
+/* In the child: confines (a mount service) and execs s; never returns. */
+void sv_child_exec(sv_super *sv, sv_service *s, int slot) __attribute__((noreturn));
 
 /* policy.c */
 /* Reaps exited children and applies restart policies. */
@@ -149,6 +188,25 @@ void sv_service_died(sv_super *sv, sv_service *s, int status, bool hung, bool in
 void sv_watchdog(sv_super *sv);
 /* Runs the restarts that are due; returns ms until the next one (or -1). */
 int sv_tick(sv_super *sv);
+
+/* mount.c */
+/* Expands a service's words into argv; -EINVAL on an unknown variable.
+ * (compose.c) */
+int sv_expand_argv(sv_super *sv, sv_service *s, char **words);
+void sv_argv_free(sv_service *s);
+/* Starts a mount service and waits until its mount is up; as
+ * sv_service_start. */
+int sv_mount_service_start(sv_super *sv, int slot, int *status, bool *hung);
+/* Runs a pending mount or umount request. */
+void sv_mount_poll(sv_super *sv);
+/* The control thread's side: queues the request and waits for its answer
+ * (sv->mtx held; released while waiting). */
+void sv_mount_request(sv_super *sv, enum sv_mount_op op, const char *path, const char *options,
+		      int *status, char *detail, size_t len);
+/* Unmounts (lazily if busy, noted in note) and stops every mount service. */
+int sv_mount_stop(sv_super *sv, char *note, size_t len);
+/* A mount service crashed in a loop: unmount, mark it failed. */
+void sv_mount_give_up(sv_super *sv, sv_service *s, const char *why);
 
 /* rundir.c: claim the run directory (a stale one left by a crash is
  * cleaned; a live instance is refused) and release it. */

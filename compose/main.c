@@ -1,6 +1,6 @@
 /* main.c - ext3d-supervisor: flags, claim the run directory, start the
- * group, serve control requests, watch children and heartbeats and run the
- * due restarts until SIGTERM. */
+ * group, serve control requests, watch children and heartbeats, run the
+ * due restarts and the mount requests until SIGTERM. */
 #include <errno.h>
 #include <getopt.h>
 #include <poll.h>
@@ -88,6 +88,7 @@ static void sv_run(sv_super *sv)
 		    (si.ssi_signo == SIGTERM || si.ssi_signo == SIGINT))
 			return;
 		sv_reap(sv);
+		sv_mount_poll(sv);
 		sv_group_check_dead_owners(sv);
 		sv_watchdog(sv);
 		wait_ms = sv_tick(sv);
@@ -98,7 +99,8 @@ static void sv_run(sv_super *sv)
 
 int main(int argc, char **argv)
 {
-	static sv_super sv = {.mtx = PTHREAD_MUTEX_INITIALIZER};
+	static sv_super sv = {.mtx = PTHREAD_MUTEX_INITIALIZER,
+			      .mcond = PTHREAD_COND_INITIALIZER};
 	sigset_t mask;
 	int r;
 

@@ -34,6 +34,8 @@ static bool sv_needs_group(sv_super *sv, sv_service *s, pid_t pid, char *why, si
 	char what[96];
 	uint32_t chan;
 
+	if (s->mount_svc) /* outside the arena: it holds nothing there */
+		return false;
 	if (sv_group_held_by(sv, pid, what, sizeof(what))) {
 		/* Whatever its policy: the state behind it is lost. */
 		snprintf(why, len, "%s died holding %s", s->name, what);
@@ -60,12 +62,16 @@ static bool sv_fault_signal(int sig)
 /* Gives up on the instance: stops what still runs, keeps serving status. */
 static void sv_fail(sv_super *sv, const char *why)
 {
+	char note[SV_REASON_MAX + CM_PATH_MAX];
+
 	cm_err("instance %s failed: %s", sv->cfg.instance, why);
 	pthread_mutex_lock(&sv->mtx);
 	sv->state = SV_FAILED;
 	snprintf(sv->reason, sizeof(sv->reason), "%s", why);
 	pthread_mutex_unlock(&sv->mtx);
 	sv->group_restart_at = 0;
+	if (sv_mount_stop(sv, note, sizeof(note)) < 0 || *note)
+		cm_warn("%s", note);
 	sv_group_kill(sv, SIGTERM, 2000);
 	for (int i = 0; i < sv->nsvcs; i++)
 		sv->svcs[i].restart_at = 0;
@@ -122,7 +128,7 @@ void sv_service_died(sv_super *sv, sv_service *s, int status, bool hung, bool in
 	s->stalled = false;
 	if (in_start)
 		s->ready_ns = 0;
-	if (l) {
+	if (l && !s->mount_svc) {
 		atomic_store(&l->svcs[slot].pid, 0);
 		atomic_store(&l->svcs[slot].state, CM_SVC_EXITED);
 		cm_chan_release_owner(l, sv->arena, pid);
@@ -132,6 +138,8 @@ void sv_service_died(sv_super *sv, sv_service *s, int status, bool hung, bool in
 		in_start ? " before it was ready" : "");
 	if (sv->state == SV_STOPPING || sv->state == SV_FAILED)
 		return;
+	if (s->mount_svc && !sv->mount[0]) /* unmounted on purpose */
+		return;
 	if (own && now - s->started_ns < SV_CRASH_WINDOW_MS * 1000000ULL)
 		s->crashes++;
 	else
@@ -139,6 +147,10 @@ void sv_service_died(sv_super *sv, sv_service *s, int status, bool hung, bool in
 	if (s->crashes >= SV_CRASH_LOOP) {
 		snprintf(why, sizeof(why), "%s crashed %d times within %d ms of starting (last: %s)",
 			 s->name, SV_CRASH_LOOP, SV_CRASH_WINDOW_MS, what);
+		if (s->mount_svc) {
+			sv_mount_give_up(sv, s, why);
+			return;
+		}
 		pthread_mutex_lock(&sv->mtx);
 		s->state = CM_SVC_FAILED;
 		pthread_mutex_unlock(&sv->mtx);
@@ -183,7 +195,7 @@ void sv_watchdog(sv_super *sv)
 	for (int i = 0; l && i < sv->nsvcs; i++) {
 		sv_service *s = &sv->svcs[i];
 		uint64_t beat = atomic_load(&l->svcs[i].heartbeat_ns);
-		if (!s->pid || s->state != CM_SVC_READY || s->stalled || now < beat ||
+		if (!s->pid || s->mount_svc || s->state != CM_SVC_READY || s->stalled || now < beat ||
 		    now - beat <= limit)
 			continue;
 		cm_warn("%s (pid %d) stalled: no heartbeat for %llu ms (deadline %u ms); killing it",

@@ -31,7 +31,8 @@ static char sv_reason[SV_REASON_MAX + CM_SVC_NAME_MAX + 32]; /* [mtx] */
 
 /* The instance's state as a client sees it: a group that is up but has a
  * service restarting or stalled is degraded or stalled, with the reason.
- * A service of policy never that exited 0 is done, not missing. */
+ * A service of policy never that exited 0 is done, not missing; a mount
+ * service is missed only while the instance has a mount point. */
 static const char *sv_state_seen(sv_super *sv, const char **reason)
 {
 	const char *name = sv_state_names[sv->state];
@@ -41,7 +42,7 @@ static const char *sv_state_seen(sv_super *sv, const char **reason)
 		return name;
 	for (int i = 0; i < sv->nsvcs; i++) {
 		sv_service *s = &sv->svcs[i];
-		if (s->state == CM_SVC_READY ||
+		if (s->state == CM_SVC_READY || (s->mount_svc && !sv->mount[0]) ||
 		    (s->policy == SV_RESTART_NEVER && s->state == CM_SVC_EXITED && s->last_status == 0))
 			continue;
 		snprintf(sv_reason, sizeof(sv_reason), "%s %s%s%s", s->name,
@@ -273,6 +274,10 @@ int sv_status_fill(sv_super *sv, Ext3d__StatusReply *st)
 		svcs[i].name = s->name;
 		svcs[i].pid = s->pid;
 		svcs[i].state = (char *)sv_svc_state_names[s->state];
+		if (s->mount_svc && !sv->mount[0] && s->state != CM_SVC_FAILED)
+			svcs[i].state = "unmounted";
+		svcs[i].mount = s->mount_svc ? sv->mount : "";
+		svcs[i].mount_options = s->mount_svc ? sv->mount_opts : "";
 		svcs[i].restarts = s->restarts;
 		svcs[i].restart_policy = (char *)sv_policy_name(s->policy);
 		svcs[i].last_exit_status = s->last_status;

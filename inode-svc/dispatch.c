@@ -240,6 +240,7 @@ static const struct {
 	[CM_FS_SETATTR] = {ino_h_setattr, "setattr", true, false},
 	[CM_FS_FSYNC] = {ino_h_fsync, "fsync", true, false},
 	[CM_FS_SYNC] = {ino_h_sync, "sync", false, false},
+	[CM_FS_FALLOCATE] = {ino_h_fallocate, "fallocate", true, false},
 	[CM_FS_GETXATTR] = {ino_h_getxattr, "getxattr", true, true},
 	[CM_FS_SETXATTR] = {ino_h_setxattr, "setxattr", true, false},
 	[CM_FS_LISTXATTR] = {ino_h_listxattr, "listxattr", true, true},

@@ -9,6 +9,7 @@
  * its groups, chmod and explicit times by the owner or root, times "now"
  * by anyone who may write; set-id bits go when a non-root caller writes
  * or truncates, on chown, and setgid on a non-root chmod outside the group.
+ * fallocate punches holes (the only mode ext3 has).
  */
 #include <errno.h>
 #include <sys/stat.h>
@@ -93,6 +94,22 @@ static int ino_write_loop(ino_svc *s, const ino_creds *c, ino_inode *in, const u
 	return r;
 }
 
+/* Reads ino, locked by the caller, for a change of its bytes by c: a
+ * regular file (-EISDIR, or notreg for other types) that c may write. */
+static int ino_data_read(ino_svc *s, const ino_creds *c, uint64_t ino, int notreg,
+			 ino_inode *in)
+{
+	int r = ino_op_read(s, ino, in);
+
+	if (r == 0 && S_ISDIR(in->mode))
+		r = -EISDIR;
+	else if (r == 0 && !S_ISREG(in->mode))
+		r = notreg;
+	if (r == 0)
+		r = ino_perm(in, c, 2);
+	return r;
+}
+
 int ino_h_write(ino_session *ss, const ino_creds *c, const cm_fs_req *rq, cm_fs_resp *rs,
 		uint8_t *data)
 {
@@ -111,13 +128,7 @@ int ino_h_write(ino_session *ss, const ino_creds *c, const cm_fs_req *rq, cm_fs_
 	if (!s->jc)
 		return -EROFS;
 	ino_ilock(&ls, &ino, 1);
-	r = ino_op_read(s, rq->ino, &in);
-	if (r == 0 && S_ISDIR(in.mode))
-		r = -EISDIR;
-	else if (r == 0 && !S_ISREG(in.mode))
-		r = -EINVAL;
-	if (r == 0)
-		r = ino_perm(&in, c, 2);
+	r = ino_data_read(s, c, rq->ino, -EINVAL, &in);
 	if (r == 0 && (rq->flags & CM_FS_WRITE_APPEND))
 		off = in.size;
 	if (r == 0 && rq->length && off >= ino_fs_max_size(s->fs))
@@ -253,6 +264,45 @@ int ino_h_setattr(ino_session *ss, const ino_creds *c, const cm_fs_req *rq, cm_f
 		r = ino_setattr_txn(s, c, t, rq, &in);
 		int st = ino_op_stop(t, &ino, 1, datasync);
 		r = r < 0 ? r : st;
+	}
+	ino_iunlock(&ls);
+	if (r == 0)
+		ino_attr_fill(s, &in, &rs->attr);
+	return r;
+}
+
+/* fallocate(2): only PUNCH_HOLE | KEEP_SIZE, as the kernel's ext3 (the
+ * ext4 driver on a block-mapped file) does, by a caller that may write
+ * the file. One transaction, restarted between steps as a truncate's. */
+int ino_h_fallocate(ino_session *ss, const ino_creds *c, const cm_fs_req *rq, cm_fs_resp *rs,
+		    uint8_t *data)
+{
+	const uint32_t punch = 0x02 | 0x01; /* FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE */
+	uint32_t ino = (uint32_t)rq->ino;
+	ino_svc *s = ss->svc;
+	ino_ilockset ls;
+	ino_inode in;
+	ino_txn *t;
+	int r;
+
+	(void)data;
+	if ((int64_t)rq->offset < 0 || rq->range == 0 || (int64_t)rq->range < 0)
+		return -EINVAL;
+	if (rq->flags != punch)
+		return -EOPNOTSUPP;
+	if (!s->jc)
+		return -EROFS;
+	ino_ilock(&ls, &ino, 1);
+	r = ino_data_read(s, c, rq->ino, -ENODEV, &in);
+	if (r == 0 && rq->offset + rq->range < rq->offset)
+		r = -EFBIG;
+	if (r == 0 && rq->offset < in.size) {
+		r = ino_txn_start(s, c, INO_CRED_TRUNCATE + INO_CRED_INODE + 2, &t);
+		if (r == 0) {
+			r = ino_punch(s->fs, t, &in, rq->offset, rq->range);
+			int st = ino_op_stop(t, &ino, 1, true);
+			r = r < 0 ? r : st;
+		}
 	}
 	ino_iunlock(&ls);
 	if (r == 0)

@@ -1,6 +1,8 @@
 /* ops_rename.c - rename, within a directory or across two, onto a free
  * name or replacing a file or an empty directory (renameat2's NOREPLACE
- * refuses to), in one transaction under the locks of both directories,
+ * refuses to), or swapping two names of any types (EXCHANGE: both must
+ * exist; directories swapped across parents get their ".." and the
+ * parents' link counts follow), in one transaction under the locks of both directories,
  * the source and the target. A directory moved across gets its ".."
  * pointed at its new parent and the parents' link counts follow; it may
  * not go into its own subtree (EINVAL: the ".." chain from the new parent
@@ -146,6 +148,78 @@ static int ino_rn_check(ino_svc *s, const ino_creds *c, struct ino_rn *x, unsign
 	return r;
 }
 
+/* The checks of an exchange (renameat2's RENAME_EXCHANGE): both names
+ * exist, neither directory goes under itself (EINVAL both ways), both may
+ * be removed from where they are (sticky bits too), a directory that
+ * moves across may have its ".." changed, and a parent that gains a
+ * subdirectory has room for the link. */
+static int ino_rn_check_exchange(ino_svc *s, const ino_creds *c, struct ino_rn *x)
+{
+	bool cross = x->odirino != x->ndirino, sdir = S_ISDIR(x->src.mode);
+	bool tdir = x->tgtino && S_ISDIR(x->tgt.mode);
+	ino_inode *nd = cross ? &x->ndir : &x->odir;
+	int r = x->tgtino ? 0 : -ENOENT;
+
+	if (r == 0 && sdir && cross)
+		r = ino_rn_loop(s, x->srcino, x->ndirino);
+	if (r == 0 && tdir && cross)
+		r = ino_rn_loop(s, x->tgtino, x->odirino);
+	if (r == 0 && x->srcino == x->tgtino)
+		return 1;
+	if (r == 0)
+		r = ino_perm(&x->odir, c, 2);
+	if (r == 0)
+		r = ino_perm_sticky(&x->odir, &x->src, c);
+	if (r == 0)
+		r = ino_perm(nd, c, 2);
+	if (r == 0)
+		r = ino_perm_sticky(nd, &x->tgt, c);
+	if (r == 0 && sdir && cross)
+		r = ino_perm(&x->src, c, 2);
+	if (r == 0 && tdir && cross)
+		r = ino_perm(&x->tgt, c, 2);
+	if (r == 0 && cross && sdir && !tdir && nd->links >= INO_LINK_MAX)
+		r = -EMLINK;
+	if (r == 0 && cross && !sdir && tdir && x->odir.links >= INO_LINK_MAX)
+		r = -EMLINK;
+	return r;
+}
+
+/* An exchange's changes: each entry names the other inode; directories
+ * that changed parent point their ".." there. */
+static int ino_rn_txn_exchange(ino_svc *s, ino_txn *t, struct ino_rn *x)
+{
+	bool cross = x->odirino != x->ndirino, sdir = S_ISDIR(x->src.mode);
+	bool tdir = S_ISDIR(x->tgt.mode);
+	ino_inode *nd = cross ? &x->ndir : &x->odir;
+	int r;
+
+	r = ino_dir_retarget(s->fs, t, nd, x->nname, x->nlen, x->srcino, x->src.mode);
+	if (r == 0)
+		r = ino_dir_retarget(s->fs, t, &x->odir, x->oname, x->olen, x->tgtino, x->tgt.mode);
+	if (r == 0 && cross && sdir)
+		r = ino_dir_set_parent(s->fs, t, &x->src, x->ndirino);
+	if (r == 0 && cross && tdir)
+		r = ino_dir_set_parent(s->fs, t, &x->tgt, x->odirino);
+	if (r == 0 && cross && sdir != tdir) {
+		ino_inode *loses = sdir ? &x->odir : nd, *gains = sdir ? nd : &x->odir;
+		if (loses->links > 0)
+			loses->links--;
+		gains->links++;
+	}
+	ino_inode_touch(t, &x->src, false);
+	ino_inode_touch(t, &x->tgt, false);
+	if (r == 0)
+		r = ino_inode_write(s->fs, t, &x->src);
+	if (r == 0)
+		r = ino_inode_write(s->fs, t, &x->tgt);
+	if (r == 0)
+		r = ino_inode_write(s->fs, t, &x->odir);
+	if (r == 0 && cross)
+		r = ino_inode_write(s->fs, t, &x->ndir);
+	return r;
+}
+
 /* The transaction's changes. */
 static int ino_rn_txn(ino_svc *s, ino_txn *t, struct ino_rn *x)
 {
@@ -191,11 +265,13 @@ int ino_h_rename(ino_session *ss, const ino_creds *c, const cm_fs_req *rq, cm_fs
 			   .nlen = rq->length};
 	ino_svc *s = ss->svc;
 	ino_ilockset ls;
+	bool exchange = rq->flags & CM_FS_RENAME_EXCHANGE;
 	ino_txn *t;
 	int r, rn, retries = 0;
 
 	(void)rs;
-	if (rq->flags & ~CM_FS_RENAME_NOREPLACE)
+	if ((rq->flags & ~(CM_FS_RENAME_NOREPLACE | CM_FS_RENAME_EXCHANGE)) ||
+	    rq->flags == (CM_FS_RENAME_NOREPLACE | CM_FS_RENAME_EXCHANGE))
 		return -EINVAL;
 	r = ino_grant_check(ss, rq->ino2);
 	if (r < 0)
@@ -218,12 +294,12 @@ int ino_h_rename(ino_session *ss, const ino_creds *c, const cm_fs_req *rq, cm_fs
 		r = ino_rn_lock(s, c, &x, &ls);
 		if (r < 0)
 			break;
-		r = ino_rn_check(s, c, &x, rq->flags);
+		r = exchange ? ino_rn_check_exchange(s, c, &x) : ino_rn_check(s, c, &x, rq->flags);
 		if (r == 0)
-			r = ino_txn_start(s, c, INO_CRED_RENAME, &t);
+			r = ino_txn_start(s, c, INO_CRED_RENAME + 2 * INO_CRED_INODE, &t);
 		if (r == 0) {
 			uint32_t inos[4] = {x.odirino, x.ndirino, x.srcino, x.tgtino};
-			r = ino_rn_txn(s, t, &x);
+			r = exchange ? ino_rn_txn_exchange(s, t, &x) : ino_rn_txn(s, t, &x);
 			int st = ino_op_stop(t, inos, 4, true);
 			r = r < 0 ? r : st;
 		}

@@ -88,6 +88,7 @@ void x3_dirty_after(ext3d *fs, const cm_fs_req *req, const cm_fs_resp *resp, uin
 	case CM_FS_UNLINK:
 	case CM_FS_RMDIR:
 	case CM_FS_SETATTR:
+	case CM_FS_FALLOCATE:
 	case CM_FS_SETXATTR:
 	case CM_FS_REMOVEXATTR:
 		x3_dirty_note_locked(fs, req->ino, gen);

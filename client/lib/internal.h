@@ -76,6 +76,8 @@ uint64_t x3_gen(ext3d *fs);
 /* The reason inode-svc gave for the calling thread's last refused attach. */
 void x3_detail_set(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
+/* actas.c: the calling thread's ext3d_act_as credentials into req. */
+void x3_act_apply(const ext3d *fs, cm_fs_req *req);
 /* write.c: req's name (-ENAMETOOLONG); runs a write request (in: data
  * sent) and on success fills *ret (may be NULL) from the response, noting
  * the change for fsync. */

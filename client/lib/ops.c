@@ -125,6 +125,7 @@ static int x3_unpack_dirents(const uint8_t *buf, uint32_t len, uint32_t count,
 		cm_fs_attr a;
 		memcpy(&a, buf + off + de.reclen - sizeof(a), sizeof(a));
 		x3_attr_from(&a, &ents[n].attr);
+		ents[n].next = de.next;
 		*cookie = de.next; /* the server may have packed more than max */
 		off += de.reclen;
 		n++;

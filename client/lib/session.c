@@ -292,6 +292,7 @@ int x3_call_io(ext3d *fs, cm_fs_req *req, cm_fs_resp *resp, x3_io *io)
 		       io->inlen < CM_SEG_DATA ? io->inlen : CM_SEG_DATA);
 
 	req->hdr.version = CM_FS_VERSION;
+	x3_act_apply(fs, req);
 	req->hdr.seq = __atomic_add_fetch(&fs->next_seq, 1, __ATOMIC_RELAXED);
 	memcpy(rec, req, sizeof(*req));
 	r = cm_ring_push(cm_seg_req(fs->seg, lane), rec, x3_left_ms(deadline));

@@ -113,10 +113,13 @@ int ext3d_rename_ino(ext3d *fs, uint64_t olddir, const char *oldname, uint64_t n
 		return r;
 	if (nl > EXT3D_NAME_MAX)
 		return -ENAMETOOLONG;
-	if (flags & ~EXT3D_RENAME_NOREPLACE)
+	if ((flags & ~(EXT3D_RENAME_NOREPLACE | EXT3D_RENAME_EXCHANGE)) ||
+	    flags == (EXT3D_RENAME_NOREPLACE | EXT3D_RENAME_EXCHANGE))
 		return -EINVAL;
 	if (flags & EXT3D_RENAME_NOREPLACE)
 		req.flags |= CM_FS_RENAME_NOREPLACE;
+	if (flags & EXT3D_RENAME_EXCHANGE)
+		req.flags |= CM_FS_RENAME_EXCHANGE;
 	req.length = (uint32_t)nl;
 	return x3_wcall(fs, &req, newname, nl, NULL);
 }
@@ -183,6 +186,14 @@ int ext3d_setattr_ino(ext3d *fs, uint64_t ino, const ext3d_setattr *set, unsigne
 	if (valid & ~0xffu)
 		return -EINVAL;
 	return x3_wcall(fs, &req, NULL, 0, ret);
+}
+
+int ext3d_fallocate_ino(ext3d *fs, uint64_t ino, int mode, uint64_t off, uint64_t len)
+{
+	cm_fs_req req = {.hdr.op = CM_FS_FALLOCATE, .ino = ino, .flags = (uint32_t)mode,
+			 .offset = off, .range = len};
+
+	return x3_wcall(fs, &req, NULL, 0, NULL);
 }
 
 int ext3d_fsync_ino(ext3d *fs, uint64_t ino, int datasync)

@@ -147,6 +147,14 @@ ssize_t ino_file_write(ino_fs *fs, ino_txn *t, ino_inode *in, const void *buf, s
  * end, as ext3_truncate does: a crash in between is finished by recovery.
  * Sets mtime and ctime when the size changes; writes the inode. */
 int ino_truncate(ino_fs *fs, ino_txn *t, ino_inode *in, uint64_t size);
+/* Punches a hole at [off, off + len) (fallocate's PUNCH_HOLE with
+ * KEEP_SIZE, as ext3 on the ext4 driver does it): frees the blocks wholly
+ * inside it, up to the block holding i_size at most (and the indirect
+ * blocks left mapping nothing), zeroes the bytes of the partial blocks at
+ * its ends; the size stays. Nothing at or past i_size: nothing happens.
+ * Else sets mtime and ctime and writes the inode. Restarts the transaction
+ * between steps as ino_truncate does. -EOPNOTSUPP without a block map. */
+int ino_punch(ino_fs *fs, ino_txn *t, ino_inode *in, uint64_t off, uint64_t len);
 /* Frees an inode whose links reached 0 and that nobody holds open: its
  * blocks (truncate to 0), then the inode itself (dtime set). in is on the
  * orphan list or not; it is taken off. */

@@ -1,5 +1,6 @@
 /*
- * truncate.c - ext3_truncate and ext3_delete_inode over the block map.
+ * truncate.c - ext3_truncate, ext3_delete_inode and the punching of holes
+ * (fallocate's PUNCH_HOLE, as ext4_ind_remove_space) over the block map.
  * Blocks past the new end are freed from the map's end inward in steps,
  * each leaving the map consistent: up to TRUNC_RUNS runs of contiguous
  * data blocks freed (one ino_txn_free_blocks per run) with their pointers
@@ -7,7 +8,8 @@
  * too, as ext3's find_shared arranges) freed and unhooked; then i_blocks is
  * written.  Between steps ino_txn_ensure() may restart the transaction: the
  * inode is on the orphan list by then, so ino_orphans_process() finishes
- * what a crash interrupts.
+ * what a crash interrupts.  A hole needs no orphan record: each step
+ * leaves the file as it was with fewer blocks, and the size stays.
  */
 #include "internal_w.h"
 #include "xattr.h"
@@ -360,22 +362,23 @@ static int blocks_past(ino_fs *fs, const ino_inode *in, uint64_t last, bool *any
 	return r;
 }
 
-/* Zeroes the bytes of the block holding size from size on (ext3's
- * block_truncate_page), so a later grow reads zeros there. */
-static int zero_tail(ino_fs *fs, ino_txn *t, const ino_inode *in, uint64_t size)
+/* Zeroes bytes [from, to) of one block of in's, if mapped: the tail of
+ * the block holding a new size (ext3's block_truncate_page, so a later
+ * grow reads zeros there), or a partial block at an end of a hole. */
+static int zero_part(ino_fs *fs, ino_txn *t, const ino_inode *in, uint64_t from, uint64_t to)
 {
 	uint32_t bs = fs->geom.block_size;
 	ino_wbuf b = { 0 };
 	uint64_t pblk;
 	int r;
 
-	r = ino_bmap(fs, in, size / bs, &pblk);
+	r = ino_bmap(fs, in, from / bs, &pblk);
 	if (r < 0 || pblk == 0)
 		return r;
 	r = ino_txn_get_data(t, pblk, false, false, &b);
 	if (r < 0)
 		return r;
-	memset(b.data + size % bs, 0, bs - size % bs);
+	memset(b.data + from % bs, 0, (size_t)(to - from));
 	r = ino_txn_dirty(t, &b);
 	ino_txn_put(t, &b);
 	return r;
@@ -397,7 +400,7 @@ int ino_truncate(ino_fs *fs, ino_txn *t, ino_inode *in, uint64_t size)
 		return ino_inode_write(fs, t, in);
 	}
 	if (changed && size % bs) {
-		r = zero_tail(fs, t, in, size);
+		r = zero_part(fs, t, in, size, size - size % bs + bs);
 		if (r < 0)
 			return r;
 	}
@@ -418,6 +421,92 @@ int ino_truncate(ino_fs *fs, ino_txn *t, ino_inode *in, uint64_t size)
 		r = ino_txn_ensure(t, INO_CRED_SB + 2 * INO_CRED_INODE);
 	if (r >= 0 && in->links)
 		r = ino_orphan_del(fs, t, in);
+	return r < 0 ? r : 0;
+}
+
+/* Frees the blocks of [first, stop) under ptr (depth d, mapping from
+ * logical block base; the range cuts its span), then ptr if it maps
+ * nothing any more. */
+static int punch_tree(ino_fs *fs, ino_txn *t, ino_inode *in, uint64_t holder, unsigned idx,
+		      uint32_t ptr, int d, uint64_t base, uint64_t first, uint64_t stop)
+{
+	uint64_t span = child_span(fs, d), end = base + span * fs->addr_per_block;
+	unsigned c0 = (unsigned)(((first > base ? first : base) - base) / span);
+	unsigned c1 = (unsigned)(((stop < end ? stop : end) - base + span - 1) / span);
+	uint32_t child;
+	bool empty;
+	int r = 0;
+
+	if (!ino_blk_valid(fs, ptr))
+		return bad_ptr(fs, in, holder, idx, ptr);
+	if (d == 1)
+		r = free_data(fs, t, in, ptr, c0, c1);
+	for (unsigned j = c0; d > 1 && j < c1 && r == 0; j++) {
+		uint64_t cb = base + j * span;
+		r = read_ptr(fs, ptr, j, &child);
+		if (r < 0 || !child)
+			continue;
+		if (first <= cb && cb + span <= stop)
+			r = free_tree(fs, t, in, ptr, j, child, d - 1);
+		else
+			r = punch_tree(fs, t, in, ptr, j, child, d - 1, cb, first, stop);
+	}
+	if (r == 0)
+		r = node_empty(fs, ptr, &empty);
+	if (r == 0 && empty)
+		r = free_node(fs, t, in, holder, idx, ptr);
+	return r;
+}
+
+/* Frees the blocks mapped at logical blocks [first, stop). */
+static int punch_blocks(ino_fs *fs, ino_txn *t, ino_inode *in, uint64_t first, uint64_t stop)
+{
+	uint64_t base, span;
+	unsigned slot;
+	int r = 0;
+
+	if (first < EXT3_NDIR_BLOCKS)
+		r = free_data(fs, t, in, 0, (unsigned)first,
+			      (unsigned)(stop < EXT3_NDIR_BLOCKS ? stop : EXT3_NDIR_BLOCKS));
+	for (int level = 0; level < 3 && r == 0; level++) {
+		tree_at(fs, level, &slot, &base, &span);
+		if (!in->block[slot] || stop <= base || first >= base + span)
+			continue;
+		if (first <= base && base + span <= stop)
+			r = free_tree(fs, t, in, 0, slot, in->block[slot], level + 1);
+		else
+			r = punch_tree(fs, t, in, 0, slot, in->block[slot], level + 1, base, first,
+				       stop);
+	}
+	return r;
+}
+
+int ino_punch(ino_fs *fs, ino_txn *t, ino_inode *in, uint64_t off, uint64_t len)
+{
+	uint32_t bs = fs->geom.block_size;
+	uint64_t end, first, stop;
+	int r = 0;
+
+	if (!ino_has_block_map(fs, in))
+		return -EOPNOTSUPP;
+	if (off >= in->size)
+		return 0;
+	end = len > in->size - off ? (in->size + bs - 1) / bs * bs : off + len;
+	first = (off + bs - 1) / bs;
+	stop = end / bs;
+	if (off / bs == (end - 1) / bs && (off % bs || end % bs)) {
+		r = zero_part(fs, t, in, off, end); /* within one block */
+	} else {
+		if (off % bs)
+			r = zero_part(fs, t, in, off, off - off % bs + bs);
+		if (r == 0 && end % bs)
+			r = zero_part(fs, t, in, end - end % bs, end);
+	}
+	ino_inode_touch(t, in, true);
+	if (r == 0)
+		r = ino_inode_write(fs, t, in);
+	if (r == 0 && first < stop)
+		r = punch_blocks(fs, t, in, first, stop);
 	return r < 0 ? r : 0;
 }
 

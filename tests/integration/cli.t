@@ -203,8 +203,8 @@ t_is "$(cat "$T_TMP/out" | tr '\n' ' ')" "big d link lost+found m1 m3 noread sec
 # status, kill, usage, shutdown
 "$cli" status >"$T_TMP/out" 2>"$T_TMP/err"
 t_is "$?:$(grep -c "^instance $n: ready" "$T_TMP/out"):$(grep -c '' "$T_TMP/err")" "0:1:0" "status"
-"$cli" status --json 2>"$T_TMP/err" | python3 -c 'import json, sys; v = json.load(sys.stdin); sys.exit(len(v["services"]) != 4)'
-t_is "$?:$(grep -c '' "$T_TMP/err")" "0:0" "status --json is JSON with four services"
+"$cli" status --json 2>"$T_TMP/err" | python3 -c 'import json, sys; v = json.load(sys.stdin); sys.exit(len(v["services"]) != 5)'
+t_is "$?:$(grep -c '' "$T_TMP/err")" "0:0" "status --json is JSON with five services (ext3d-fuse too)"
 run 0 "" "" "kill alloc-svc" -- kill alloc-svc
 t_instance_wait_ready $n
 t_ok $? "instance ready again after the kill"

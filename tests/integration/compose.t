@@ -2,7 +2,8 @@
 # compose.t - the README's set-up commands: compose/up makes the image when
 # it is missing, starts the group and waits until it is ready; a second up
 # of the same instance is refused; --locking=big reaches the arena; unknown
-# options and --mount (no FUSE front end yet) are refused clearly;
+# options and --mount of a missing directory are refused clearly (mount.t
+# tests --mount);
 # compose/down stops it and the image passes e2fsck; after a SIGKILL of the
 # supervisor, compose/down and compose/up remove the files it left, say
 # so, and down exits 0; an image blockdev-svc refuses makes up fail with
@@ -76,5 +77,8 @@ t_is $? 1 "and leaves no instance behind"
 "$T_TOP/compose/up" --bogus >"$T_TMP/bad" 2>&1
 t_ok "$([ $? -eq 2 ] && grep -q "unknown option" "$T_TMP/bad"; echo $?)" "an unknown option is refused"
 "$T_TOP/compose/up" --image "$img" --instance $n --mount "$T_TMP/mnt" >"$T_TMP/bad" 2>&1
-t_ok "$([ $? -eq 2 ] && grep -q "ext3d-fuse" "$T_TMP/bad"; echo $?)" "--mount says the FUSE front end is missing"
+t_ok "$([ $? -eq 2 ] && grep -q "No such file or directory" "$T_TMP/bad"; echo $?)" \
+	"--mount of a missing directory is refused before anything starts"
+"$EXT3D_BUILD/client/ext3d" --instance $n status >/dev/null 2>&1
+t_is $? 1 "and starts no instance"
 t_done

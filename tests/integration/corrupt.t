@@ -83,13 +83,14 @@ run_cli() {
 	[ "$cli_rc" -eq 0 ] || served_err=1
 }
 
-# services_ok NAME: every service ready, no restart, supervisor ready.
+# services_ok NAME: every service ready (the mount service: unmounted),
+# no restart, supervisor ready.
 services_ok() {
 	t_status "$1" 2>/dev/null | python3 -c '
 import json, sys
 v = json.load(sys.stdin)
 ok = v["supervisor"]["state"] == "ready" and all(
-    s["state"] == "ready" and s["restarts"] == 0 for s in v["services"])
+    s["state"] in ("ready", "unmounted") and s["restarts"] == 0 for s in v["services"])
 sys.exit(0 if ok else 1)'
 }
 

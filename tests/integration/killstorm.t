@@ -40,7 +40,7 @@ t_diag "the storm took $(($(date +%s) - start)) s"
 t_instance_wait_ready $n
 t_ok $? "the instance is ready afterwards"
 t_is "$(t_status $n | python3 -c 'import json,sys; print(" ".join(s["state"] for s in json.load(sys.stdin)["services"]))')" \
-	"ready ready ready ready" "every service is ready"
+	"ready ready ready ready unmounted" "every service is ready (ext3d-fuse: not mounted)"
 "$T_EXT3D" --instance $n status >/dev/null
 t_is $? 0 "status exits 0 (ready)"
 t_is "$(t_field $n supervisor.pid)" "$sup" "the same supervisor (it never gave up)"

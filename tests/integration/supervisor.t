@@ -18,7 +18,8 @@ t_ok $? "instance starts and reports ready"
 t_status $n | python3 -m json.tool >/dev/null
 t_ok $? "status --json is valid JSON"
 t_is "$(t_status $n | python3 -c 'import json,sys; print(" ".join(s["name"]+":"+s["state"] for s in json.load(sys.stdin)["services"]))')" \
-	"blockdev-svc:ready journald-svc:ready alloc-svc:ready inode-svc:ready" "four services ready, in start order"
+	"blockdev-svc:ready journald-svc:ready alloc-svc:ready inode-svc:ready ext3d-fuse:unmounted" \
+	"four services ready, in start order; ext3d-fuse not started (no mount point)"
 "$T_EXT3D" --instance $n status | grep -q '^j_list_lock '
 t_ok $? "text status lists the lock counters"
 t_is "$(t_field $n locking)" fine "locking mode fine"

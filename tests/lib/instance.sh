@@ -17,10 +17,10 @@ t_instance_start() {
 
 # t_instance_wait_ready NAME [PID]: waits up to 20 s for state ready.
 t_instance_wait_ready() {
-	for _ in $(seq 200); do
-		t_status "$1" >/dev/null 2>&1 && [ "$(t_field "$1" supervisor.state)" = ready ] && return 0
+	for _ in $(seq 400); do
+		t_status "$1" 2>/dev/null | grep -q '"supervisor":{[^}]*"state":"ready"' && return 0
 		[ -n "${2:-}" ] && ! kill -0 "$2" 2>/dev/null && break
-		sleep 0.1
+		sleep 0.05
 	done
 	echo "# instance $1 not ready; its log:"; sed 's/^/#   /' "$T_TMP/$1.log" | tail -20
 	return 1
@@ -59,3 +59,17 @@ print(v)' "$2"
 
 # t_svc_pid NAME SERVICE
 t_svc_pid() { t_field "$1" "services.$2.pid"; }
+
+# t_need_fuse: skips the whole test unless root, /dev/fuse and ext3d-fuse.
+t_need_fuse() {
+	t_need_root "mount(2) of a FUSE file system"
+	[ -c /dev/fuse ] || t_skip_all "no /dev/fuse"
+	[ -x "$EXT3D_BUILD/client/fuse/ext3d-fuse" ] || t_skip_all "ext3d-fuse is not built"
+}
+
+# t_fuse_mounted DIR: a FUSE mount is on top at DIR (read from the mount
+# table: no call into the daemon).
+t_fuse_mounted() {
+	awk -v m="$1" '$5 == m { t = ""; for (i = 6; i < NF; i++) if ($i == "-") { t = $(i + 1); break } }
+		END { exit !(t ~ /^fuse/) }' /proc/self/mountinfo
+}

@@ -9,7 +9,12 @@
  *     goes to LOG (a host file, written before and after each call, so a
  *     SIGKILL of this process loses nothing it knew): "B op" before a
  *     call, "D op" after it succeeded, "E errno" when it failed.
- *     With --wlog=PATH (blockdev-svc's write log of the run), each
+ *     With --mount=MNT, the same calls go through the FUSE mount at MNT
+ *     as system calls (DIR is then a path inside the mount; check still
+ *     reads through libext3d). There a sync is syncfs(2), which the
+ *     kernel does not pass to a FUSE daemon (FUSE_SYNCFS goes to virtiofs
+ *     only): it returns 0 and makes nothing durable, so it is logged
+ *     "D s", which check does not count as a durable point. With --wlog=PATH (blockdev-svc's write log of the run), each
  *     durable point's line ends in "@SIZE", the log's size when the call
  *     returned: a power cut after that many bytes of the log keeps it
  *     (wpowercut.t drops the later ones before checking a cut).
@@ -62,6 +67,7 @@ struct x3k_file {
 static int x3k_log_fd = -1;
 static const char *x3k_wlog;    /* --wlog: the write log whose size a durable point records */
 static bool x3k_stale_ok;       /* --stale-ok: bytes past the durable size are not compared */
+static const char *x3k_mnt;     /* --mount: run with system calls through this mount point */
 
 __attribute__((format(printf, 1, 2)))
 static void x3k_log(const char *fmt, ...)
@@ -90,6 +96,98 @@ static const char *x3k_wlog_mark(void)
 	return mark;
 }
 
+/* path as the mount shows it (--mount), in buf. */
+static const char *x3k_host(const char *path, char *buf, size_t len)
+{
+	snprintf(buf, len, "%s%s", x3k_mnt, path);
+	return buf;
+}
+
+/* -errno of a system call's result r. */
+static int x3k_sys(long r)
+{
+	return r < 0 ? -errno : 0;
+}
+
+/* Opens path through the mount: a descriptor, or -errno. */
+static int x3k_sys_open(const char *path, int flags)
+{
+	char host[600];
+	int fd = open(x3k_host(path, host, sizeof(host)), flags | O_CLOEXEC, 0644);
+
+	return fd < 0 ? -errno : fd;
+}
+
+static int x3k_mkdir(ext3d *fs, const char *path)
+{
+	char host[600];
+
+	if (x3k_mnt)
+		return x3k_sys(mkdir(x3k_host(path, host, sizeof(host)), 0755));
+	return ext3d_mkdir(fs, path, 0755);
+}
+
+static int x3k_create(ext3d *fs, const char *path)
+{
+	ext3d_file *fh;
+	int r;
+
+	if (x3k_mnt) {
+		r = x3k_sys_open(path, O_WRONLY | O_CREAT | O_EXCL);
+		return r < 0 ? r : x3k_sys(close(r));
+	}
+	r = ext3d_create(fs, path, O_WRONLY | O_CREAT | O_EXCL, 0644, &fh);
+	if (r == 0)
+		ext3d_close(fh);
+	return r;
+}
+
+static int x3k_rename(ext3d *fs, const char *from, const char *to)
+{
+	char h1[600], h2[600];
+
+	if (x3k_mnt)
+		return x3k_sys(rename(x3k_host(from, h1, sizeof(h1)), x3k_host(to, h2, sizeof(h2))));
+	return ext3d_rename(fs, from, to);
+}
+
+static int x3k_unlink(ext3d *fs, const char *path)
+{
+	char host[600];
+
+	if (x3k_mnt)
+		return x3k_sys(unlink(x3k_host(path, host, sizeof(host))));
+	return ext3d_unlink(fs, path);
+}
+
+static int x3k_sync(ext3d *fs)
+{
+	int fd, r;
+
+	if (!x3k_mnt)
+		return ext3d_sync(fs);
+	fd = x3k_sys_open("/", O_RDONLY | O_DIRECTORY);
+	if (fd < 0)
+		return fd;
+	r = x3k_sys(syncfs(fd));
+	close(fd);
+	return r;
+}
+
+/* Appends len bytes through the mount: -errno, or -EIO if short. */
+static int x3k_sys_append(const char *path, const uint8_t *buf, size_t len)
+{
+	int fd = x3k_sys_open(path, O_WRONLY | O_APPEND), r;
+	ssize_t n;
+
+	if (fd < 0)
+		return fd;
+	n = write(fd, buf, len);
+	r = n < 0 ? -errno : n != (ssize_t)len ? -EIO : 0;
+	close(fd);
+	return r;
+}
+
 static int x3k_append(ext3d *fs, const char *dir, unsigned k, struct x3k_file *f, size_t len)
 {
 	char path[300];
@@ -101,6 +199,8 @@ static int x3k_append(ext3d *fs, const char *dir, unsigned k, struct x3k_file *f
 	snprintf(path, sizeof(path), "%s/%s", dir, f->path);
 	for (size_t i = 0; i < len; i++)
 		buf[i] = x3k_byte(k, f->size + i);
+	if (x3k_mnt)
+		return x3k_sys_append(path, buf, len);
 	r = ext3d_open(fs, path, O_WRONLY | O_APPEND, &fh);
 	if (r < 0)
 		return r;
@@ -117,6 +217,14 @@ static int x3k_fsync(ext3d *fs, const char *dir, struct x3k_file *f)
 	int r;
 
 	snprintf(path, sizeof(path), "%s/%s", dir, f->path);
+	if (x3k_mnt) {
+		int fd = x3k_sys_open(path, O_WRONLY);
+		if (fd < 0)
+			return fd;
+		r = x3k_sys(fsync(fd));
+		close(fd);
+		return r;
+	}
 	r = ext3d_open(fs, path, O_WRONLY, &fh);
 	if (r < 0)
 		return r;
@@ -130,11 +238,10 @@ static int x3k_run(ext3d *fs, const char *dir, unsigned seed)
 	struct x3k_file files[X3K_FILES] = {0};
 	unsigned nfiles = 0, ndirs = 0;
 	char path[300], path2[300];
-	ext3d_file *fh;
 	int r;
 
 	srandom(seed);
-	r = ext3d_mkdir(fs, dir, 0755);
+	r = x3k_mkdir(fs, dir);
 	if (r < 0) {
 		x3k_log("E %d mkdir", r);
 		return 1;
@@ -149,9 +256,7 @@ static int x3k_run(ext3d *fs, const char *dir, unsigned seed)
 			snprintf(f->path, sizeof(f->path), "f%u", k);
 			snprintf(path, sizeof(path), "%s/%s", dir, f->path);
 			x3k_log("B C %u", k);
-			r = ext3d_create(fs, path, O_WRONLY | O_CREAT | O_EXCL, 0644, &fh);
-			if (r == 0)
-				ext3d_close(fh);
+			r = x3k_create(fs, path);
 			if (r == 0) {
 				f->live = true;
 				x3k_log("D C %u", k);
@@ -174,7 +279,7 @@ static int x3k_run(ext3d *fs, const char *dir, unsigned seed)
 			snprintf(path, sizeof(path), "%s/%s", dir, f->path);
 			snprintf(path2, sizeof(path2), "%s/%s", dir, np);
 			x3k_log("B R %u %s", k, np);
-			r = ext3d_rename(fs, path, path2);
+			r = x3k_rename(fs, path, path2);
 			if (r == 0) {
 				snprintf(f->path, sizeof(f->path), "%s", np);
 				f->renames++;
@@ -183,7 +288,7 @@ static int x3k_run(ext3d *fs, const char *dir, unsigned seed)
 		} else if (pick < 68 && f->live) {
 			snprintf(path, sizeof(path), "%s/%s", dir, f->path);
 			x3k_log("B U %u", k);
-			r = ext3d_unlink(fs, path);
+			r = x3k_unlink(fs, path);
 			if (r == 0) {
 				f->live = false;
 				x3k_log("D U %u", k);
@@ -191,7 +296,7 @@ static int x3k_run(ext3d *fs, const char *dir, unsigned seed)
 		} else if (pick < 72 && ndirs < 8) {
 			snprintf(path, sizeof(path), "%s/d%u", dir, ndirs);
 			x3k_log("B M %u", ndirs);
-			r = ext3d_mkdir(fs, path, 0755);
+			r = x3k_mkdir(fs, path);
 			if (r == 0)
 				x3k_log("D M %u", ndirs++);
 		} else if (pick < 92 && f->live) {
@@ -201,8 +306,10 @@ static int x3k_run(ext3d *fs, const char *dir, unsigned seed)
 				x3k_log("D F %u%s", k, x3k_wlog_mark());
 		} else if (pick >= 92) {
 			x3k_log("B S");
-			r = ext3d_sync(fs);
-			if (r == 0)
+			r = x3k_sync(fs);
+			if (r == 0 && x3k_mnt)
+				x3k_log("D s");
+			else if (r == 0)
 				x3k_log("D S%s", x3k_wlog_mark());
 		} else {
 			r = 0;
@@ -443,7 +550,7 @@ static int x3k_check(ext3d *fs, const char *dir, const char *log)
 int main(int argc, char **argv)
 {
 	const char *instance = NULL;
-	ext3d *fs;
+	ext3d *fs = NULL;
 	int r;
 
 	if (argc > 2 && strcmp(argv[1], "--instance") == 0) {
@@ -456,14 +563,18 @@ int main(int argc, char **argv)
 			x3k_wlog = argv[1] + 7;
 		else if (strcmp(argv[1], "--stale-ok") == 0)
 			x3k_stale_ok = true;
+		else if (strncmp(argv[1], "--mount=", 8) == 0)
+			x3k_mnt = argv[1] + 8;
 		else
 			break;
 	}
 	if (argc < 4 || (strcmp(argv[1], "run") && strcmp(argv[1], "check"))) {
-		fprintf(stderr, "usage: x3-kwork [--instance N] [--wlog=PATH] [--stale-ok] run DIR LOG SEED | check DIR LOG\n");
+		fprintf(stderr, "usage: x3-kwork [--instance N] [--wlog=PATH] [--stale-ok] "
+			"[--mount=MNT] run DIR LOG SEED | check DIR LOG\n");
 		return 2;
 	}
-	r = ext3d_attach(instance, &fs);
+	/* Through a mount, run needs no session of its own. */
+	r = x3k_mnt && strcmp(argv[1], "run") == 0 ? 0 : ext3d_attach(instance, &fs);
 	if (r < 0) {
 		fprintf(stderr, "x3-kwork: attach: %s\n", strerror(-r));
 		return 2;

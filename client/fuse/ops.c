@@ -1,0 +1,60 @@
+/* ops.c - the FUSE operation table and the connection's capabilities.
+ * The kernel, not the daemon, decides permissions (default_permissions)
+ * and the set-id bits a write, truncate or chown takes away (no
+ * HANDLE_KILLPRIV: it sends those as a setattr of the mode), truncates
+ * for O_TRUNC (no ATOMIC_O_TRUNC: a setattr before the open), and always
+ * asks for readdirplus (each entry's attributes come with the names
+ * anyway). The daemon applies the umask itself (DONT_MASK, creds.c).
+ * The write-back cache is off unless -o writeback_cache. */
+#include "xfuse.h"
+
+void xf_init(void *userdata, struct fuse_conn_info *conn)
+{
+	xf_fs *x = userdata;
+
+	conn->want &= ~(FUSE_CAP_HANDLE_KILLPRIV | FUSE_CAP_ATOMIC_O_TRUNC |
+			FUSE_CAP_READDIRPLUS_AUTO | FUSE_CAP_WRITEBACK_CACHE);
+	if (conn->capable & FUSE_CAP_DONT_MASK)
+		conn->want |= FUSE_CAP_DONT_MASK;
+	if (conn->capable & FUSE_CAP_READDIRPLUS)
+		conn->want |= FUSE_CAP_READDIRPLUS;
+	if (x->cfg.writeback && (conn->capable & FUSE_CAP_WRITEBACK_CACHE))
+		conn->want |= FUSE_CAP_WRITEBACK_CACHE;
+	/* One request's data fits libext3d's call: 1 MiB at a time. */
+	if (conn->max_write > (1u << 20))
+		conn->max_write = 1u << 20;
+	conn->time_gran = 1;
+}
+
+const struct fuse_lowlevel_ops xf_ops = {
+	.init = xf_init,
+	.lookup = xf_lookup,
+	.forget = xf_forget,
+	.forget_multi = xf_forget_multi,
+	.getattr = xf_getattr,
+	.setattr = xf_setattr,
+	.readlink = xf_readlink,
+	.mknod = xf_mknod,
+	.mkdir = xf_mkdir,
+	.unlink = xf_unlink,
+	.rmdir = xf_rmdir,
+	.symlink = xf_symlink,
+	.rename = xf_rename,
+	.link = xf_link,
+	.open = xf_open,
+	.read = xf_read,
+	.write = xf_write,
+	.flush = xf_flush,
+	.release = xf_release,
+	.fsync = xf_fsync,
+	.opendir = xf_opendir,
+	.readdir = xf_readdir,
+	.releasedir = xf_releasedir,
+	.fsyncdir = xf_fsyncdir,
+	.statfs = xf_statfs,
+	.access = xf_access,
+	.create = xf_create,
+	.fallocate = xf_fallocate,
+	.readdirplus = xf_readdirplus,
+	.copy_file_range = xf_copy_file_range,
+};

@@ -1,0 +1,128 @@
+/* ops_attr.c - attributes: getattr, setattr (mode, owner, size, atime and
+ * mtime given or "now"; ctime moves with every change, inode-svc's
+ * clock), statfs, access. setattr runs as the daemon: the kernel has
+ * checked the caller's right to each change and worked out the set-id
+ * bits a chown, truncate or write by a non-owner takes away (ops.c), and
+ * sends the mode it wants. */
+#include <errno.h>
+#include <string.h>
+#include <sys/statvfs.h>
+
+#include "xfuse.h"
+
+void xf_getattr(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
+{
+	xf_fs *x = xf_of(req);
+	ext3d_attr a;
+	struct stat st;
+	int r = ext3d_getattr(x->fs, xf_ino(ino), &a);
+
+	(void)fi;
+	if (r < 0) {
+		fuse_reply_err(req, -r);
+		return;
+	}
+	xf_stat(&a, &st);
+	fuse_reply_attr(req, &st, x->cfg.attr_timeout);
+}
+
+/* FUSE's FUSE_SET_ATTR_* into libext3d's EXT3D_SET_* and values. */
+static unsigned xf_setattr_from(const struct stat *st, int to_set, ext3d_setattr *set)
+{
+	unsigned valid = 0;
+
+	memset(set, 0, sizeof(*set));
+	if (to_set & FUSE_SET_ATTR_MODE) {
+		valid |= EXT3D_SET_MODE;
+		set->mode = st->st_mode & 07777;
+	}
+	if (to_set & FUSE_SET_ATTR_UID) {
+		valid |= EXT3D_SET_UID;
+		set->uid = st->st_uid;
+	}
+	if (to_set & FUSE_SET_ATTR_GID) {
+		valid |= EXT3D_SET_GID;
+		set->gid = st->st_gid;
+	}
+	if (to_set & FUSE_SET_ATTR_SIZE) {
+		valid |= EXT3D_SET_SIZE;
+		set->size = (uint64_t)st->st_size;
+	}
+	if (to_set & FUSE_SET_ATTR_ATIME_NOW) {
+		valid |= EXT3D_SET_ATIME_NOW;
+	} else if (to_set & FUSE_SET_ATTR_ATIME) {
+		valid |= EXT3D_SET_ATIME;
+		set->atime = st->st_atim.tv_sec;
+		set->atime_ns = (uint32_t)st->st_atim.tv_nsec;
+	}
+	if (to_set & FUSE_SET_ATTR_MTIME_NOW) {
+		valid |= EXT3D_SET_MTIME_NOW;
+	} else if (to_set & FUSE_SET_ATTR_MTIME) {
+		valid |= EXT3D_SET_MTIME;
+		set->mtime = st->st_mtim.tv_sec;
+		set->mtime_ns = (uint32_t)st->st_mtim.tv_nsec;
+	}
+	return valid;
+}
+
+void xf_setattr(fuse_req_t req, fuse_ino_t ino, struct stat *attr, int to_set,
+		struct fuse_file_info *fi)
+{
+	xf_fs *x = xf_of(req);
+	ext3d_setattr set;
+	unsigned valid = xf_setattr_from(attr, to_set, &set);
+	ext3d_attr a;
+	struct stat st;
+	int r;
+
+	(void)fi;
+	if ((to_set & FUSE_SET_ATTR_SIZE) && attr->st_size < 0) {
+		fuse_reply_err(req, EINVAL);
+		return;
+	}
+	/* A ctime alone (the write-back cache's): inode-svc stamps it itself. */
+	r = valid ? ext3d_setattr_ino(x->fs, xf_ino(ino), &set, valid, &a)
+		  : ext3d_getattr(x->fs, xf_ino(ino), &a);
+	if (r < 0) {
+		fuse_reply_err(req, -r);
+		return;
+	}
+	xf_stat(&a, &st);
+	fuse_reply_attr(req, &st, x->cfg.attr_timeout);
+}
+
+void xf_statfs(fuse_req_t req, fuse_ino_t ino)
+{
+	ext3d_fsstat s;
+	struct statvfs sv;
+	int r = ext3d_statfs(xf_of(req)->fs, &s);
+
+	(void)ino;
+	if (r < 0) {
+		fuse_reply_err(req, -r);
+		return;
+	}
+	memset(&sv, 0, sizeof(sv));
+	sv.f_bsize = sv.f_frsize = s.bsize;
+	sv.f_blocks = s.blocks;
+	sv.f_bfree = s.bfree;
+	sv.f_bavail = s.bavail;
+	sv.f_files = s.files;
+	sv.f_ffree = sv.f_favail = s.ffree;
+	sv.f_namemax = s.namemax;
+	fuse_reply_statfs(req, &sv);
+}
+
+/* Only asked without default_permissions; answered as the caller. */
+void xf_access(fuse_req_t req, fuse_ino_t ino, int mask)
+{
+	xf_fs *x = xf_of(req);
+	ext3d_attr a;
+	int r = xf_creds_begin(req);
+
+	if (r == 0)
+		r = mask ? ext3d_access_ino(x->fs, xf_ino(ino), mask)
+			 : ext3d_getattr(x->fs, xf_ino(ino), &a);
+	xf_creds_end(req);
+	fuse_reply_err(req, -r);
+}

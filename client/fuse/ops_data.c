@@ -1,0 +1,213 @@
+/* ops_data.c - open files: open and create (an xf_file per open; the page
+ * cache kept when the file is as the last open saw it, cache.c), read,
+ * write (O_APPEND at the end inode-svc sees, unless the kernel's
+ * write-back cache places the bytes), flush, release, fsync and fdatasync
+ * (wait for the commit that holds the file's changes), fallocate (punch
+ * hole; the other modes are EOPNOTSUPP, as on the kernel's ext3) and
+ * copy_file_range (read, then write, through libext3d). The data calls
+ * run as the daemon: the kernel checked the open's access mode, and an
+ * open descriptor keeps its rights as the kernel's do. */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <sys/stat.h>
+
+#include "xfuse.h"
+
+#define XF_COPY_CHUNK (1u << 20)
+
+static int xf_file_new(fuse_ino_t ino, int flags, struct fuse_file_info *fi)
+{
+	xf_file *f = calloc(1, sizeof(*f));
+
+	if (!f)
+		return -ENOMEM;
+	f->ino = xf_ino(ino);
+	f->flags = flags;
+	fi->fh = (uint64_t)(uintptr_t)f;
+	return 0;
+}
+
+static xf_file *xf_file_of(struct fuse_file_info *fi)
+{
+	return (xf_file *)(uintptr_t)fi->fh;
+}
+
+void xf_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
+{
+	xf_fs *x = xf_of(req);
+	ext3d_attr a;
+	int r = ext3d_getattr(x->fs, xf_ino(ino), &a);
+
+	if (r == 0 && S_ISDIR(a.mode))
+		r = -EISDIR;
+	if (r == 0)
+		r = xf_file_new(ino, fi->flags, fi);
+	if (r < 0) {
+		fuse_reply_err(req, -r);
+		return;
+	}
+	fi->keep_cache = xf_keep_cache(x, &a);
+	if (fuse_reply_open(req, fi) != 0)
+		free(xf_file_of(fi)); /* the opener went away */
+}
+
+/* The kernel creates only where its cache says there is no name; another
+ * client may have made one since: then it is open(2)'s O_CREAT on an
+ * existing file (EEXIST only with O_EXCL). */
+void xf_create(fuse_req_t req, fuse_ino_t parent, const char *name, mode_t mode,
+	       struct fuse_file_info *fi)
+{
+	xf_fs *x = xf_of(req);
+	struct fuse_entry_param e;
+	ext3d_attr a;
+	int r = xf_creds_begin(req);
+
+	if (r == 0)
+		r = ext3d_mknod_ino(x->fs, xf_ino(parent), name,
+				    S_IFREG | xf_new_mode(req, mode & 07777), 0, &a);
+	xf_creds_end(req);
+	if (r == -EEXIST && !(fi->flags & O_EXCL)) {
+		r = ext3d_lookup(x->fs, xf_ino(parent), name, &a);
+		if (r == 0 && !S_ISREG(a.mode)) {
+			(void)ext3d_forget(x->fs, a.ino, 1);
+			r = S_ISDIR(a.mode) ? -EISDIR : -EEXIST;
+		}
+	}
+	if (r == 0 && (r = xf_file_new(xf_node(a.ino), fi->flags, fi)) < 0)
+		(void)ext3d_forget(x->fs, a.ino, 1);
+	if (r < 0) {
+		fuse_reply_err(req, -r);
+		return;
+	}
+	xf_keep_note(x, &a);
+	xf_entry(x, &a, &e);
+	if (fuse_reply_create(req, &e, fi) != 0) {
+		(void)ext3d_forget(x->fs, a.ino, 1);
+		free(xf_file_of(fi));
+	}
+}
+
+void xf_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, struct fuse_file_info *fi)
+{
+	char *buf = malloc(size ? size : 1);
+	ssize_t n;
+
+	(void)fi;
+	if (!buf) {
+		fuse_reply_err(req, ENOMEM);
+		return;
+	}
+	n = off < 0 ? -EINVAL : ext3d_read_ino(xf_of(req)->fs, xf_ino(ino), buf, size,
+					       (uint64_t)off);
+	if (n < 0)
+		fuse_reply_err(req, (int)-n);
+	else
+		fuse_reply_buf(req, buf, (size_t)n);
+	free(buf);
+}
+
+void xf_write(fuse_req_t req, fuse_ino_t ino, const char *buf, size_t size, off_t off,
+	      struct fuse_file_info *fi)
+{
+	xf_fs *x = xf_of(req);
+	xf_file *f = xf_file_of(fi);
+	unsigned flags = 0;
+	ssize_t n;
+
+	if (f && (f->flags & O_APPEND) && !x->cfg.writeback && !fi->writepage)
+		flags |= EXT3D_WRITE_APPEND;
+	n = off < 0 ? -EINVAL : ext3d_write_ino(x->fs, xf_ino(ino), buf, size, (uint64_t)off, flags);
+	if (n < 0) {
+		fuse_reply_err(req, (int)-n);
+		return;
+	}
+	if (f)
+		__atomic_store_n(&f->written, true, __ATOMIC_RELAXED);
+	fuse_reply_write(req, (size_t)n);
+}
+
+/* close(2) makes nothing durable on ext3: fsync does. */
+void xf_flush(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
+{
+	(void)ino;
+	(void)fi;
+	fuse_reply_err(req, 0);
+}
+
+void xf_release(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
+{
+	xf_fs *x = xf_of(req);
+	xf_file *f = xf_file_of(fi);
+	ext3d_attr a;
+
+	/* Our writes went through the page cache: it holds the new bytes. */
+	if (f && __atomic_load_n(&f->written, __ATOMIC_RELAXED) &&
+	    ext3d_getattr(x->fs, xf_ino(ino), &a) == 0)
+		xf_keep_note(x, &a);
+	free(f);
+	fuse_reply_err(req, 0);
+}
+
+void xf_fsync(fuse_req_t req, fuse_ino_t ino, int datasync, struct fuse_file_info *fi)
+{
+	(void)fi;
+	fuse_reply_err(req, -ext3d_fsync_ino(xf_of(req)->fs, xf_ino(ino), datasync));
+}
+
+void xf_fallocate(fuse_req_t req, fuse_ino_t ino, int mode, off_t offset, off_t length,
+		  struct fuse_file_info *fi)
+{
+	int r;
+
+	(void)fi;
+	if (offset < 0 || length <= 0)
+		r = -EINVAL;
+	else
+		r = ext3d_fallocate_ino(xf_of(req)->fs, xf_ino(ino), mode, (uint64_t)offset,
+					(uint64_t)length);
+	fuse_reply_err(req, -r);
+}
+
+void xf_copy_file_range(fuse_req_t req, fuse_ino_t ino_in, off_t off_in,
+			struct fuse_file_info *fi_in, fuse_ino_t ino_out, off_t off_out,
+			struct fuse_file_info *fi_out, size_t len, int flags)
+{
+	xf_fs *x = xf_of(req);
+	size_t chunk = len < XF_COPY_CHUNK ? len : XF_COPY_CHUNK, done = 0;
+	char *buf;
+	int r = 0;
+
+	(void)fi_in;
+	if (flags != 0 || off_in < 0 || off_out < 0) {
+		fuse_reply_err(req, EINVAL);
+		return;
+	}
+	buf = malloc(chunk ? chunk : 1);
+	if (!buf) {
+		fuse_reply_err(req, ENOMEM);
+		return;
+	}
+	while (done < len) {
+		size_t want = len - done < chunk ? len - done : chunk;
+		ssize_t n = ext3d_read_ino(x->fs, xf_ino(ino_in), buf, want, (uint64_t)off_in + done);
+		ssize_t w = n > 0 ? ext3d_write_ino(x->fs, xf_ino(ino_out), buf, (size_t)n,
+						    (uint64_t)off_out + done, 0)
+				  : n;
+		if (w <= 0) {
+			r = (int)w;
+			break;
+		}
+		done += (size_t)w;
+		if (w < n || (size_t)n < want)
+			break;
+	}
+	free(buf);
+	if (done && fi_out)
+		__atomic_store_n(&xf_file_of(fi_out)->written, true, __ATOMIC_RELAXED);
+	if (done == 0 && r < 0)
+		fuse_reply_err(req, -r);
+	else
+		fuse_reply_write(req, done);
+}

@@ -1,0 +1,122 @@
+/* ops_ns.c - the namespace: lookup and forget (the kernel's lookup counts
+ * are inode-svc's grants), readlink, and the calls that make or remove
+ * names: mknod, mkdir, symlink (as the caller: creds.c), link, unlink,
+ * rmdir, rename (RENAME_NOREPLACE, RENAME_EXCHANGE). Each change is one
+ * libext3d call, one transaction. */
+#include <errno.h>
+#include <linux/fs.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "xfuse.h"
+
+void xf_lookup(fuse_req_t req, fuse_ino_t parent, const char *name)
+{
+	ext3d_attr a;
+	int r = ext3d_lookup(xf_of(req)->fs, xf_ino(parent), name, &a);
+
+	xf_reply_entry(req, r, &a);
+}
+
+void xf_forget(fuse_req_t req, fuse_ino_t ino, uint64_t nlookup)
+{
+	(void)ext3d_forget(xf_of(req)->fs, xf_ino(ino), nlookup);
+	fuse_reply_none(req);
+}
+
+void xf_forget_multi(fuse_req_t req, size_t count, struct fuse_forget_data *forgets)
+{
+	for (size_t i = 0; i < count; i++)
+		(void)ext3d_forget(xf_of(req)->fs, xf_ino(forgets[i].ino), forgets[i].nlookup);
+	fuse_reply_none(req);
+}
+
+void xf_readlink(fuse_req_t req, fuse_ino_t ino)
+{
+	char buf[4096];
+	ssize_t n = ext3d_readlink_ino(xf_of(req)->fs, xf_ino(ino), buf, sizeof(buf) - 1);
+
+	if (n < 0) {
+		fuse_reply_err(req, (int)-n);
+		return;
+	}
+	if ((size_t)n >= sizeof(buf)) {
+		fuse_reply_err(req, ENAMETOOLONG);
+		return;
+	}
+	buf[n] = '\0';
+	fuse_reply_readlink(req, buf);
+}
+
+/* A new inode of mode (type and permission bits, before the umask) as
+ * the caller. */
+static void xf_make(fuse_req_t req, fuse_ino_t parent, const char *name, uint32_t mode,
+		    uint32_t rdev)
+{
+	xf_fs *x = xf_of(req);
+	ext3d_attr a;
+	int r = xf_creds_begin(req);
+
+	mode = (mode & S_IFMT) | xf_new_mode(req, mode & 07777);
+	if (r == 0)
+		r = ext3d_mknod_ino(x->fs, xf_ino(parent), name, mode, rdev, &a);
+	xf_creds_end(req);
+	xf_reply_entry(req, r, &a);
+}
+
+void xf_mknod(fuse_req_t req, fuse_ino_t parent, const char *name, mode_t mode, dev_t rdev)
+{
+	xf_make(req, parent, name, mode, (uint32_t)rdev);
+}
+
+void xf_mkdir(fuse_req_t req, fuse_ino_t parent, const char *name, mode_t mode)
+{
+	xf_make(req, parent, name, S_IFDIR | (mode & 07777), 0);
+}
+
+void xf_symlink(fuse_req_t req, const char *link, fuse_ino_t parent, const char *name)
+{
+	xf_fs *x = xf_of(req);
+	ext3d_attr a;
+	int r = xf_creds_begin(req);
+
+	if (r == 0)
+		r = ext3d_symlink_ino(x->fs, xf_ino(parent), name, link, &a);
+	xf_creds_end(req);
+	xf_reply_entry(req, r, &a);
+}
+
+void xf_link(fuse_req_t req, fuse_ino_t ino, fuse_ino_t newparent, const char *newname)
+{
+	ext3d_attr a;
+	int r = ext3d_link_ino(xf_of(req)->fs, xf_ino(ino), xf_ino(newparent), newname, &a);
+
+	xf_reply_entry(req, r, &a);
+}
+
+void xf_unlink(fuse_req_t req, fuse_ino_t parent, const char *name)
+{
+	fuse_reply_err(req, -ext3d_unlink_ino(xf_of(req)->fs, xf_ino(parent), name));
+}
+
+void xf_rmdir(fuse_req_t req, fuse_ino_t parent, const char *name)
+{
+	fuse_reply_err(req, -ext3d_rmdir_ino(xf_of(req)->fs, xf_ino(parent), name));
+}
+
+void xf_rename(fuse_req_t req, fuse_ino_t parent, const char *name, fuse_ino_t newparent,
+	       const char *newname, unsigned int flags)
+{
+	unsigned f = 0;
+
+	if (flags & ~(unsigned)(RENAME_NOREPLACE | RENAME_EXCHANGE)) {
+		fuse_reply_err(req, EINVAL); /* RENAME_WHITEOUT: ext3 has no whiteouts */
+		return;
+	}
+	if (flags & RENAME_NOREPLACE)
+		f |= EXT3D_RENAME_NOREPLACE;
+	if (flags & RENAME_EXCHANGE)
+		f |= EXT3D_RENAME_EXCHANGE;
+	fuse_reply_err(req, -ext3d_rename_ino(xf_of(req)->fs, xf_ino(parent), name,
+					      xf_ino(newparent), newname, f));
+}

@@ -1,0 +1,148 @@
+/* xfuse.h - ext3d-fuse, the FUSE daemon: its configuration, its state and
+ * what its files share.
+ *
+ * The daemon serves the FUSE 3 low-level API on a libext3d handle attached
+ * as root: FUSE node ids are ext3 inode numbers (FUSE_ROOT_ID, 1, stands
+ * for the root directory, inode 2), lookup counts are inode-svc's grants
+ * (each reply that makes the kernel count a lookup took one grant; forget
+ * gives them back), and nothing inside knows a path. Requests run on
+ * fuse_session_loop_mt's threads; each handler is one or a few libext3d
+ * calls. The kernel checks permissions (default_permissions); calls that
+ * create an inode run as the caller (creds.c) so that it gets the
+ * caller's owner and group.
+ *
+ * Locks: cache.c's keep_mtx (a leaf) covers the keep-cache table; the
+ * rest is immutable after start or the request's own.
+ */
+#ifndef XF_FUSE_H
+#define XF_FUSE_H
+
+#define FUSE_USE_VERSION 314
+#include <fuse_lowlevel.h>
+#include <pthread.h>
+#include <stdbool.h>
+
+#include "ext3d.h"
+
+typedef struct xf_config {
+	const char *instance;       /* NULL: $EXT3D_INSTANCE or "default" */
+	const char *mountpoint;
+	bool foreground;            /* -f: stay in the foreground */
+	bool debug;                 /* -d: FUSE's debug output (implies -f) */
+	bool writeback;             /* -o writeback_cache */
+	double attr_timeout;        /* -o attr_timeout=S (seconds) */
+	double entry_timeout;       /* -o entry_timeout=S */
+	char fuse_opts[1024];       /* the -o options passed on to libfuse */
+} xf_config;
+
+#define XF_KEEP_SLOTS 4096
+
+/* What an open saw of a file, to keep its page cache on the next open. */
+typedef struct xf_keep {
+	uint64_t ino;               /* 0: free */
+	int64_t mtime;
+	uint32_t mtime_ns;
+	uint64_t size;
+} xf_keep;
+
+typedef struct xf_fs {
+	ext3d *fs;                  /* [immutable] attached as root */
+	xf_config cfg;              /* [immutable] */
+	pthread_mutex_t keep_mtx;
+	xf_keep keep[XF_KEEP_SLOTS]; /* [keep_mtx] */
+} xf_fs;
+
+/* An open file (fuse_file_info's fh). */
+typedef struct xf_file {
+	uint64_t ino;               /* [immutable] */
+	int flags;                  /* [immutable] open(2)'s flags */
+	bool written;               /* [atomic] a write went through this file */
+} xf_file;
+
+static inline xf_fs *xf_of(fuse_req_t req)
+{
+	return fuse_req_userdata(req);
+}
+
+/* FUSE node id <-> ext3 inode number. */
+static inline uint64_t xf_ino(fuse_ino_t node)
+{
+	return node == FUSE_ROOT_ID ? EXT3D_ROOT_INO : (uint64_t)node;
+}
+
+static inline fuse_ino_t xf_node(uint64_t ino)
+{
+	return ino == EXT3D_ROOT_INO ? FUSE_ROOT_ID : (fuse_ino_t)ino;
+}
+
+/* opts.c: the command line into *cfg; 0, 1 after --help, or -EINVAL
+ * (said why on stderr). */
+int xf_opts_parse(int argc, char **argv, xf_config *cfg);
+
+/* mount.c: checks the mount point (missing, not a directory, a stale or
+ * live mount there): 0 or -errno, said why on stderr. */
+int xf_mountpoint_check(const char *path);
+/* Runs the daemon: attach, mount, serve until unmounted or signalled. */
+int xf_run(const xf_config *cfg);
+
+/* attr.c: ext3d_attr into what FUSE replies with. */
+void xf_stat(const ext3d_attr *a, struct stat *st);
+void xf_entry(const xf_fs *x, const ext3d_attr *a, struct fuse_entry_param *e);
+/* Replies with the entry of a (a granted inode) or the error r. */
+void xf_reply_entry(fuse_req_t req, int r, const ext3d_attr *a);
+
+/* creds.c: the calling thread acts as req's caller until xf_creds_end. */
+int xf_creds_begin(fuse_req_t req);
+void xf_creds_end(fuse_req_t req);
+/* The permission bits a new inode of mode gets in req's context (the
+ * caller's umask, until inode-svc applies default ACLs). */
+uint32_t xf_new_mode(fuse_req_t req, uint32_t mode);
+
+/* cache.c: may an open of the file a describes keep the kernel's page
+ * cache (unchanged since the last open)? Records a either way. */
+bool xf_keep_cache(xf_fs *x, const ext3d_attr *a);
+/* Records a as the file's state the page cache holds (after our writes). */
+void xf_keep_note(xf_fs *x, const ext3d_attr *a);
+
+/* The handlers. */
+void xf_init(void *userdata, struct fuse_conn_info *conn);
+void xf_lookup(fuse_req_t req, fuse_ino_t parent, const char *name);
+void xf_forget(fuse_req_t req, fuse_ino_t ino, uint64_t nlookup);
+void xf_forget_multi(fuse_req_t req, size_t count, struct fuse_forget_data *forgets);
+void xf_getattr(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi);
+void xf_setattr(fuse_req_t req, fuse_ino_t ino, struct stat *attr, int to_set,
+		struct fuse_file_info *fi);
+void xf_statfs(fuse_req_t req, fuse_ino_t ino);
+void xf_access(fuse_req_t req, fuse_ino_t ino, int mask);
+void xf_readlink(fuse_req_t req, fuse_ino_t ino);
+void xf_mknod(fuse_req_t req, fuse_ino_t parent, const char *name, mode_t mode, dev_t rdev);
+void xf_mkdir(fuse_req_t req, fuse_ino_t parent, const char *name, mode_t mode);
+void xf_symlink(fuse_req_t req, const char *link, fuse_ino_t parent, const char *name);
+void xf_link(fuse_req_t req, fuse_ino_t ino, fuse_ino_t newparent, const char *newname);
+void xf_unlink(fuse_req_t req, fuse_ino_t parent, const char *name);
+void xf_rmdir(fuse_req_t req, fuse_ino_t parent, const char *name);
+void xf_rename(fuse_req_t req, fuse_ino_t parent, const char *name, fuse_ino_t newparent,
+	       const char *newname, unsigned int flags);
+void xf_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi);
+void xf_create(fuse_req_t req, fuse_ino_t parent, const char *name, mode_t mode,
+	       struct fuse_file_info *fi);
+void xf_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, struct fuse_file_info *fi);
+void xf_write(fuse_req_t req, fuse_ino_t ino, const char *buf, size_t size, off_t off,
+	      struct fuse_file_info *fi);
+void xf_flush(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi);
+void xf_release(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi);
+void xf_fsync(fuse_req_t req, fuse_ino_t ino, int datasync, struct fuse_file_info *fi);
+void xf_fallocate(fuse_req_t req, fuse_ino_t ino, int mode, off_t offset, off_t length,
+		  struct fuse_file_info *fi);
+void xf_copy_file_range(fuse_req_t req, fuse_ino_t ino_in, off_t off_in,
+			struct fuse_file_info *fi_in, fuse_ino_t ino_out, off_t off_out,
+			struct fuse_file_info *fi_out, size_t len, int flags);
+void xf_opendir(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi);
+void xf_readdir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
+		struct fuse_file_info *fi);
+void xf_readdirplus(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
+		    struct fuse_file_info *fi);
+void xf_releasedir(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi);
+void xf_fsyncdir(fuse_req_t req, fuse_ino_t ino, int datasync, struct fuse_file_info *fi);
+
+#endif

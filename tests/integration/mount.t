@@ -1,0 +1,200 @@
+#!/bin/sh
+# mount.t - mounting under the supervisor: compose/up --mount mounts the
+# instance with ext3d-fuse and the image's files are there; status shows
+# ext3d-fuse with its mount point; compose/down unmounts first and leaves a
+# clean image; `ext3d mount [-o LIST]` and `ext3d umount` on a running
+# instance, a busy mount detached lazily with a message; a SIGKILLed ext3d-fuse is
+# restarted at the same place while the descriptors opened before give
+# EIO or ENOTCONN; a group restart leaves the mount alone; the stale mount
+# a killed supervisor leaves is cleaned by the next compose/down or
+# compose/up. Bad input: a corrupt image, a mount point that is missing,
+# not a directory or already a mount point. Needs root and /dev/fuse.
+set -u
+. "$(dirname "$0")/../lib/tap.sh"
+. "$T_TOP/tests/lib/instance.sh"
+
+t_need_fuse
+# compose/up uses the tree's own build/.
+[ "$(cd "$EXT3D_BUILD" && pwd)" = "$T_TOP/build" ] || t_skip_all "compose/up needs EXT3D_BUILD=build/"
+
+n=t-mount-$$ img=$T_TMP/img mnt=$T_TMP/mnt
+mkdir -p "$mnt" "$T_TMP/src/sub"
+head -c 100000 /dev/urandom >"$T_TMP/src/big"
+echo hello >"$T_TMP/src/sub/small"
+# Whatever happens, nothing stays mounted.
+t_at_exit "umount -l '$mnt' 2>/dev/null; $T_TOP/compose/down --instance $n >/dev/null 2>&1"
+mke2fs -q -F -t ext3 -d "$T_TMP/src" "$img" 32M >/dev/null 2>&1
+t_ok $? "mke2fs -t ext3 -d (an image with files)"
+
+mounted() { t_fuse_mounted "$1"; }
+fuse_pid() { t_field $n services.ext3d-fuse.pid; }
+# wait_fuse: until ext3d-fuse is ready again (up to 10 s).
+wait_fuse() {
+	for _ in $(seq 200); do
+		[ "$(t_field $n services.ext3d-fuse.state 2>/dev/null)" = ready ] && return 0
+		sleep 0.05
+	done
+	return 1
+}
+# errno_of FD: the errno name a read of descriptor FD fails with, or "ok".
+errno_of() {
+	python3 -c '
+import errno, os, sys
+try:
+    os.read(int(sys.argv[1]), 4096); print("ok")
+except OSError as e:
+    print(errno.errorcode[e.errno])' "$1"
+}
+
+"$T_TOP/compose/up" --image "$img" --instance $n --mount "$mnt" >"$T_TMP/up.out" 2>&1
+t_ok $? "compose/up --mount"
+sed 's/^/# /' "$T_TMP/up.out" | grep -v "^# $" | tail -3
+mounted "$mnt"
+t_ok $? "the mount is in the mount table"
+cmp -s "$T_TMP/src/big" "$mnt/big" && cmp -s "$T_TMP/src/sub/small" "$mnt/sub/small"
+t_ok $? "the image's files are there, byte for byte"
+t_is "$(t_field $n services.ext3d-fuse.state)" ready "status: ext3d-fuse is ready"
+t_is "$(t_field $n services.ext3d-fuse.mount)" "$mnt" "status: with its mount point"
+"$T_EXT3D" --instance $n status | grep -q "^mount: ext3d-fuse at $mnt\$"
+t_ok $? "status in words says where it is mounted"
+echo written >"$mnt/new" && sync "$mnt/new"
+t_is "$("$T_EXT3D" --instance $n cat /new)" written "a file written through the mount reads back through libext3d"
+
+"$T_TOP/compose/down" --instance $n >"$T_TMP/down.out" 2>&1
+t_ok $? "compose/down"
+mounted "$mnt"
+t_ok "$([ $? -ne 0 ]; echo $?)" "it unmounted first"
+"$T_EXT3D" --instance $n status >/dev/null 2>&1
+t_is $? 1 "the instance is gone"
+e2fsck -fn "$img" >"$T_TMP/fsck" 2>&1
+t_ok $? "e2fsck -fn finds nothing to fix" || sed 's/^/# /' "$T_TMP/fsck" | tail -5
+t_is "$(debugfs -R "cat /new" "$img" 2>/dev/null)" written "debugfs reads the file written through the mount"
+
+# ext3d mount and umount on a running instance.
+t_instance_start $n "$T_TOP/compose/ext3d.compose" --set "IMAGE=$img" --set BLOCKDEV_ARGS=
+t_ok $? "an instance without a mount"
+t_is "$(t_field $n services.ext3d-fuse.state)" unmounted "status: ext3d-fuse unmounted"
+t_is "$(t_field $n supervisor.state)" ready "which leaves the instance ready, not degraded"
+"$T_EXT3D" --instance $n mount "$mnt" >"$T_TMP/m.out" 2>&1
+t_ok $? "ext3d mount DIR"
+cmp -s "$T_TMP/src/big" "$mnt/big"
+t_ok $? "files visible"
+"$T_EXT3D" --instance $n mount "$mnt" >"$T_TMP/m2.out" 2>&1
+t_ok "$([ $? -ne 0 ] && grep -q "already mounted at $mnt" "$T_TMP/m2.out"; echo $?)" \
+	"a second mount is refused: already mounted"
+"$T_EXT3D" --instance $n umount >"$T_TMP/u.out" 2>&1
+t_ok $? "ext3d umount"
+mounted "$mnt"
+t_ok "$([ $? -ne 0 ]; echo $?)" "the mount is gone"
+t_is "$(t_field $n services.ext3d-fuse.pid)" 0 "and ext3d-fuse stopped, not restarted"
+"$T_EXT3D" --instance $n umount >"$T_TMP/u2.out" 2>&1
+t_ok "$([ $? -ne 0 ] && grep -q "not mounted" "$T_TMP/u2.out"; echo $?)" \
+	"umount of an unmounted instance says it is not mounted"
+"$T_EXT3D" --instance $n mount -o ro,attr_timeout=0 "$mnt" >/dev/null 2>&1
+t_ok $? "ext3d mount -o ro,attr_timeout=0 DIR"
+t_is "$(t_field $n services.ext3d-fuse.mount_options)" ro,attr_timeout=0 "status shows the options"
+sh -c "echo x >'$mnt/ro'" 2>"$T_TMP/ro.err"
+t_ok "$([ $? -ne 0 ] && grep -q "Read-only" "$T_TMP/ro.err"; echo $?)" "they reach ext3d-fuse (ro: EROFS)"
+"$T_EXT3D" --instance $n umount >/dev/null 2>&1
+"$T_EXT3D" --instance $n mount -o "x y" "$mnt" >"$T_TMP/o.out" 2>&1
+t_ok "$([ $? -ne 0 ] && grep -q "mount options" "$T_TMP/o.out"; echo $?)" \
+	"options that are not a list of words are refused"
+
+"$T_EXT3D" --instance $n mount "$mnt" >/dev/null 2>&1
+(cd "$mnt/sub" && sleep 3) &
+busy=$!
+sleep 0.3
+"$T_EXT3D" --instance $n umount >"$T_TMP/u3.out" 2>&1
+t_ok "$([ $? -eq 0 ] && grep -q "busy: detached it lazily" "$T_TMP/u3.out"; echo $?)" \
+	"a busy mount is detached lazily, with a message"
+mounted "$mnt"
+t_ok "$([ $? -ne 0 ]; echo $?)" "and is out of the mount table at once"
+kill $busy 2>/dev/null; wait $busy 2>/dev/null
+
+# A killed ext3d-fuse comes back at the same place; old descriptors fail.
+"$T_EXT3D" --instance $n mount "$mnt" >/dev/null 2>&1
+exec 8<"$mnt/big"
+old=$(fuse_pid)
+kill -9 "$old"
+sleep 0.2
+wait_fuse
+t_ok $? "a SIGKILLed ext3d-fuse is restarted"
+t_ok "$([ "$(fuse_pid)" != "$old" ] && [ "$(fuse_pid)" != 0 ]; echo $?)" "as a new process"
+mounted "$mnt" && cmp -s "$T_TMP/src/big" "$mnt/big"
+t_ok $? "mounted again at the same place, files there"
+e=$(errno_of 8)
+t_ok "$(case $e in EIO|ENOTCONN) echo 0 ;; *) echo 1 ;; esac)" \
+	"a descriptor opened before the kill gives EIO or ENOTCONN ($e), not data"
+exec 8<&-
+t_ok "$([ "$(t_field $n services.ext3d-fuse.restarts)" -ge 1 ]; echo $?)" "status counts the restart"
+
+# A group restart: ext3d-fuse keeps running and its session re-attaches.
+old=$(fuse_pid)
+kill -9 "$(t_svc_pid $n inode-svc)"
+sleep 0.3
+t_instance_wait_ready $n >/dev/null
+t_is "$(fuse_pid)" "$old" "a group restart (inode-svc killed) leaves ext3d-fuse running"
+ok=1
+for _ in $(seq 50); do
+	cmp -s "$T_TMP/src/sub/small" "$mnt/sub/small" 2>/dev/null && { ok=0; break; }
+	sleep 0.1
+done
+t_ok $ok "and the mount serves the new group"
+
+# A killed supervisor leaves a stale mount: compose/down cleans it.
+kill -9 "$(t_field $n supervisor.pid)"
+sleep 0.5
+stat "$mnt" >/dev/null 2>"$T_TMP/stat.err"
+grep -q "not connected" "$T_TMP/stat.err"
+t_ok $? "a killed supervisor (and its ext3d-fuse) leaves a stale mount (ENOTCONN)"
+"$T_TOP/compose/down" --instance $n >"$T_TMP/down2.out" 2>&1
+t_ok "$([ $? -eq 0 ] && grep -q "unmounted the stale mount at $mnt" "$T_TMP/down2.out"; echo $?)" \
+	"compose/down unmounts it, and says so"
+mounted "$mnt"
+t_ok "$([ $? -ne 0 ]; echo $?)" "the stale mount is gone"
+
+# ... and so does compose/up --mount at the same place.
+"$T_TOP/compose/up" --image "$img" --instance $n --mount "$mnt" >/dev/null 2>&1
+kill -9 "$(t_field $n supervisor.pid)"
+sleep 0.5
+"$T_TOP/compose/up" --image "$img" --instance $n --mount "$mnt" >"$T_TMP/up2.out" 2>&1
+t_ok "$([ $? -eq 0 ] && grep -q "unmounted the stale mount" "$T_TMP/up2.out"; echo $?)" \
+	"compose/up --mount over a stale mount cleans it, says so, and mounts"
+cmp -s "$T_TMP/src/big" "$mnt/big"
+t_ok $? "files visible again"
+
+# Bad input.
+mkdir -p "$T_TMP/busy" && mount -t tmpfs none "$T_TMP/busy"
+t_at_exit "umount '$T_TMP/busy' 2>/dev/null"
+"$T_EXT3D" --instance $n umount >/dev/null 2>&1
+"$T_EXT3D" --instance $n mount "$T_TMP/busy" >"$T_TMP/b.out" 2>&1
+t_ok "$([ $? -ne 0 ] && grep -q "already a mount point" "$T_TMP/b.out"; echo $?)" \
+	"ext3d mount on a busy directory: already a mount point"
+"$T_EXT3D" --instance $n mount "$T_TMP/src/big" >"$T_TMP/b.out" 2>&1
+t_ok "$([ $? -ne 0 ] && grep -q "is not a directory" "$T_TMP/b.out"; echo $?)" \
+	"ext3d mount on a file: not a directory"
+t_is "$(t_field $n supervisor.state)" ready "the instance stays ready after refused mounts"
+"$T_TOP/compose/down" --instance $n >/dev/null 2>&1
+
+for bad in "$T_TMP/nonexistent:No such file or directory" "$T_TMP/src/big:is not a directory" \
+	"$T_TMP/busy:already a mount point"; do
+	dir=${bad%%:*} want=${bad#*:}
+	"$T_TOP/compose/up" --image "$img" --instance $n --mount "$dir" >"$T_TMP/b.out" 2>&1
+	t_ok "$([ $? -eq 2 ] && grep -q "$want" "$T_TMP/b.out"; echo $?)" \
+		"compose/up --mount $(basename "$dir"): $want"
+done
+"$T_EXT3D" --instance $n status >/dev/null 2>&1
+t_is $? 1 "and no instance was started"
+
+cp "$img" "$T_TMP/bad.img"
+printf '\000\000' | dd of="$T_TMP/bad.img" bs=1 seek=1080 conv=notrunc 2>/dev/null
+"$T_TOP/compose/up" --image "$T_TMP/bad.img" --instance $n --mount "$mnt" >"$T_TMP/c.out" 2>&1
+st=$?
+t_ok "$([ $st -ne 0 ] && grep -qi "superblock\|magic\|not an ext" "$T_TMP/c.out"; echo $?)" \
+	"a corrupt image is refused at compose/up --mount with a clear message"
+sed 's/^/# /' "$T_TMP/c.out" | tail -3
+mounted "$mnt"
+t_ok "$([ $? -ne 0 ]; echo $?)" "and leaves no mount behind"
+"$T_EXT3D" --instance $n status >/dev/null 2>&1
+t_is $? 1 "nor an instance"
+t_done
