@@ -52,8 +52,8 @@ void xf_listxattr(fuse_req_t req, fuse_ino_t ino, size_t size)
 	free(buf);
 }
 
-void xf_setxattr(fuse_req_t req, fuse_ino_t ino, const char *name, const char *value,
-		 size_t size, int flags)
+void xf_setxattr(fuse_req_t req, fuse_ino_t ino, const char *name, const char *value, size_t size,
+		 int flags)
 {
 	int r = xf_creds_begin(req);
 

@@ -5,9 +5,9 @@
  * library sets, replaces and removes (in the inode, in a block, moving
  * between them) are read back by debugfs ea_get and ea_list; a block
  * shared by two inodes is copied on write and its count drops; deleting
- * inodes, and the orphan list at start, give their blocks back; ACLs go both ways between the VFS and
- * the disk format. Every scenario ends with `e2fsck -fn` clean; as root,
- * the kernel's getfattr/getfacl read what the library wrote.
+ * inodes, and the orphan list at start, give their blocks back; ACLs go both ways between the VFS
+ * and the disk format. Every scenario ends with `e2fsck -fn` clean; as root, the kernel's
+ * getfattr/getfacl read what the library wrote.
  */
 #define _GNU_SOURCE
 #include <errno.h>
