@@ -161,6 +161,15 @@ umask 0 => ok
 mkdir /st 01777 => ok
 EOF
 	check "root: set, get, list, remove, ACLs ($isize)"
+	# The CLI's commands.
+	"$T_EXT3D" --instance $n setfattr /plain user.cli clival
+	t_ok $? "ext3d setfattr ($isize)"
+	t_is "$("$T_EXT3D" --instance $n getfattr /plain user.cli)" "clival" "ext3d getfattr NAME ($isize)"
+	t_is "$("$T_EXT3D" --instance $n getfattr /plain | tr '\n' ' ')" "user.cli " \
+		"ext3d getfattr lists ($isize)"
+	t_is "$("$T_EXT3D" --instance $n rmfattr /plain user.cli 2>&1; \
+		"$T_EXT3D" --instance $n rmfattr /plain user.cli 2>&1)" \
+		"ext3d: user.cli: No data available" "ext3d rmfattr, twice ($isize)"
 	# Both users of a shared block change it at once, from two sessions:
 	# the first gets a copy, the second a copy or, the last user by then,
 	# the block itself.
