@@ -84,6 +84,12 @@ run u touch d/mine
 run u setfattr -n user.mine -v yes d/mine
 run u getfacl -c d/mine
 run u getfattr -d d/mine
+run touch sgf
+run chown 1000:0 sgf
+run chmod 2770 sgf
+run u setfacl -m u:5:r sgf
+run stat -c %A sgf
+run getfacl -c sgf
 run setfattr -x user.big f
 run getfattr -d f
 run setfacl -b g
