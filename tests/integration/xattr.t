@@ -7,7 +7,9 @@
 # inodes copied on write; ACLs set, read back, turned into mode bits,
 # following chmod, inherited from a directory's default ACL (and the umask
 # without one); ctime moving on set and remove; as uid 1000, access an ACL
-# grants and one it denies, the namespace rules and the sticky directory's.
+# grants and one it denies, the namespace rules and the sticky directory's;
+# on the -I 128 image, attribute blocks changed while inode-svc and
+# alloc-svc are SIGKILLed.
 # Then shutdown: e2fsck -fn clean (no leaked block after the unlinks),
 # debugfs reads the attributes back, and as root a kernel loop mount shows
 # the same through getfattr and getfacl.
@@ -205,6 +207,31 @@ EOF
 		check "uid 1000: ACL-granted and -denied access, namespace rules ($isize)" as_user
 	else
 		t_skip "not root or no setpriv" "uid 1000 checks ($isize)"
+	fi
+	if [ $isize = 128 ]; then
+		# Attribute blocks allocated, copied and freed while inode-svc
+		# and alloc-svc are killed: every change whole or absent.
+		printf 'create /k%s 0644\n' 0 1 2 3 | "$xops" --instance $n >/dev/null 2>&1
+		"$T_EXT3D" --instance $n sync # what came before stays
+		rm -f "$T_TMP/kstop"
+		(i=0; while [ ! -e "$T_TMP/kstop" ]; do
+			i=$((i + 1)); f=/k$((i % 4))
+			echo "setx $f user.v @$((200 + i % 700)):k"
+			[ $((i % 3)) = 0 ] && echo "rmx $f user.v"
+		done) | "$xops" --instance $n >"$T_TMP/kill.out" 2>&1 &
+		kpid=$!
+		for svc in inode-svc alloc-svc inode-svc; do
+			sleep 1
+			"$T_EXT3D" --instance $n kill $svc >/dev/null 2>&1
+			t_instance_wait_ready $n
+			t_ok $? "ready again after a SIGKILL of $svc ($isize)"
+		done
+		touch "$T_TMP/kstop"
+		wait $kpid
+		t_ok $([ "$(grep -c '^ok' "$T_TMP/kill.out")" -gt 10 ] && echo 0 || echo 1) \
+			"changes went through between the kills: $(grep -c '^ok' "$T_TMP/kill.out") ($isize)"
+		t_is "$(grep -v '^ok\|^EIO\|^ENODATA\|^ETIMEDOUT' "$T_TMP/kill.out" | sort -u | tr '\n' ' ')" "" \
+			"no answer but ok, EIO, ETIMEDOUT or ENODATA ($isize)"
 	fi
 	t_instance_stop $n
 	fsck_clean "after shutdown, blocks freed with their files ($isize)"
