@@ -97,6 +97,15 @@ run getfacl -c g
 run ln -s f sl
 run getfattr -h -n user.x sl
 run setfattr -h -n user.x -v v sl
+run setfattr -h -n trusted.big -v "$(printf '%0600d' 5)" sl
+run readlink sl
+run cat sl
+run getfattr -h -d -m trusted --absolute-names sl
+run ln -s "$(printf '%0200d' 9)" slow
+run setfattr -h -n trusted.s -v sv slow
+run readlink slow
+run getfattr -h -n trusted.s --only-values slow
+run setfacl -h -m u:5:r sl
 EOF
 
 for isize in 256 128; do
