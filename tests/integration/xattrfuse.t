@@ -105,7 +105,6 @@ run ln -s "$(printf '%0200d' 9)" slow
 run setfattr -h -n trusted.s -v sv slow
 run readlink slow
 run getfattr -h -n trusted.s --only-values slow
-run setfacl -h -m u:5:r sl
 EOF
 
 for isize in 256 128; do
