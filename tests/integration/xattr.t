@@ -161,6 +161,9 @@ ctime /plain user.c v1 => ok moved
 ctime /plain user.c => ok moved
 umask 0 => ok
 mkdir /st 01777 => ok
+mkdir /sgd 0777 => ok
+chmod /sgd 02777 => ok
+setacl /sgd default u::rwx,g::rw-,m::rw-,o::rwx => ok
 EOF
 	check "root: set, get, list, remove, ACLs ($isize)"
 	# The CLI's commands.
@@ -203,6 +206,9 @@ setx /dd/nf user.mine yes => ok
 setx /st user.x v => EPERM
 setx /f user.x v => EACCES
 rmx /f user.big => EACCES
+umask 0 => ok
+create /sgd/f 02775 => ok
+stat /sgd/f => ok 100765
 EOF
 		check "uid 1000: ACL-granted and -denied access, namespace rules ($isize)" as_user
 	else

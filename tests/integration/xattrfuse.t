@@ -68,6 +68,11 @@ run stat -c %A plain
 run mkdir -m 0777 pd
 run stat -c %A pd
 run chmod 1777 pd
+run mkdir sgd
+run chmod 2777 sgd
+run setfacl -d -m u::rwx,g::rw-,m::rw-,o::rwx sgd
+run u /usr/bin/python3 -c "import os; os.umask(0); os.close(os.open('sgd/f', os.O_CREAT | os.O_WRONLY, 0o2775))"
+run stat -c %a sgd/f
 run chmod 0600 g
 run u cat g
 run setfacl -m u:1000:rw g
