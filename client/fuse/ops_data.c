@@ -94,8 +94,8 @@ void xf_create(fuse_req_t req, fuse_ino_t parent, const char *name, mode_t mode,
 	int r = xf_creds_begin(req);
 
 	if (r == 0)
-		r = ext3d_mknod_ino(x->fs, xf_ino(parent), name,
-				    S_IFREG | xf_new_mode(req, mode & 07777), 0, &a);
+		r = ext3d_mknod_umask_ino(x->fs, xf_ino(parent), name, S_IFREG | (mode & 07777),
+					  0, xf_umask(req), &a);
 	xf_creds_end(req);
 	if (r == -EEXIST && !(fi->flags & O_EXCL))
 		r = xf_create_existing(req, parent, name, fi->flags, &a);

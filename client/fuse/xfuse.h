@@ -95,9 +95,10 @@ void xf_reply_entry(fuse_req_t req, int r, const ext3d_attr *a);
 /* creds.c: the calling thread acts as req's caller until xf_creds_end. */
 int xf_creds_begin(fuse_req_t req);
 void xf_creds_end(fuse_req_t req);
-/* The permission bits a new inode of mode gets in req's context (the
- * caller's umask, until inode-svc applies default ACLs). */
-uint32_t xf_new_mode(fuse_req_t req, uint32_t mode);
+/* The caller's umask, which the kernel leaves to the daemon (DONT_MASK,
+ * POSIX_ACL): inode-svc applies it to a new inode's mode, or the
+ * directory's default ACL instead (ext3d_mknod_umask_ino). */
+uint32_t xf_umask(fuse_req_t req);
 
 /* cache.c: may an open of the file a describes keep the kernel's page
  * cache (unchanged since the last open)? Records a either way. */
@@ -145,5 +146,11 @@ void xf_readdirplus(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
 		    struct fuse_file_info *fi);
 void xf_releasedir(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi);
 void xf_fsyncdir(fuse_req_t req, fuse_ino_t ino, int datasync, struct fuse_file_info *fi);
+/* xattr.c */
+void xf_getxattr(fuse_req_t req, fuse_ino_t ino, const char *name, size_t size);
+void xf_listxattr(fuse_req_t req, fuse_ino_t ino, size_t size);
+void xf_setxattr(fuse_req_t req, fuse_ino_t ino, const char *name, const char *value,
+		 size_t size, int flags);
+void xf_removexattr(fuse_req_t req, fuse_ino_t ino, const char *name);
 
 #endif
