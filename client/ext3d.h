@@ -152,6 +152,7 @@ ssize_t ext3d_write_ino(ext3d *fs, uint64_t ino, const void *buf, size_t len, ui
 #define EXT3D_SET_MTIME 0x20u
 #define EXT3D_SET_ATIME_NOW 0x40u
 #define EXT3D_SET_MTIME_NOW 0x80u
+#define EXT3D_SET_CTIME_NOW 0x100u /* only ctime moves (every change moves it) */
 typedef struct ext3d_setattr {
 	uint32_t mode;     /* permission bits (and set-id, sticky) */
 	uint32_t uid, gid;

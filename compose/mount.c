@@ -238,7 +238,7 @@ static int sv_mount_do(sv_super *sv, const char *path, const char *opts, char *d
 	if (r == -ECHILD)
 		sv_service_died(sv, s, status, hung, false);
 	(void)cm_mount_clean_stale(path);
-	snprintf(detail, len, "%s %s before it mounted %s (its log: the instance's log)",
+	snprintf(detail, len, "%s %s before it mounted %s (see the instance's log)",
 		 s->name, r == -ECHILD ? s->why : strerror(-r), path);
 	return r == -ECHILD ? -EIO : r;
 }

@@ -161,7 +161,8 @@ static int ino_setattr_check(const ino_creds *c, const cm_fs_req *rq, const ino_
 		return -EPERM;
 	if ((f & (CM_FS_SET_ATIME | CM_FS_SET_MTIME)) && !ino_owner(in, c))
 		return -EPERM;
-	if ((f & (CM_FS_SET_ATIME_NOW | CM_FS_SET_MTIME_NOW)) && !ino_owner(in, c) &&
+	if ((f & (CM_FS_SET_ATIME_NOW | CM_FS_SET_MTIME_NOW | CM_FS_SET_CTIME_NOW)) &&
+	    !ino_owner(in, c) &&
 	    ino_perm(in, c, 2) < 0)
 		return -EACCES;
 	if (f & CM_FS_SET_SIZE) {
@@ -200,6 +201,8 @@ static int ino_setattr_txn(ino_svc *s, const ino_creds *c, ino_txn *t, const cm_
 		r = ino_truncate(s->fs, t, in, rq->offset);
 		if (r < 0)
 			return r;
+	} else if (f & CM_FS_SET_SIZE) {
+		ino_inode_touch(t, in, true); /* ext4_setattr: the same size moves mtime too */
 	}
 	if (f & CM_FS_SET_MODE) {
 		uint16_t mode = (uint16_t)(rq->mode & 07777);
@@ -238,7 +241,7 @@ int ino_h_setattr(ino_session *ss, const ino_creds *c, const cm_fs_req *rq, cm_f
 {
 	const uint32_t known = CM_FS_SET_MODE | CM_FS_SET_UID | CM_FS_SET_GID | CM_FS_SET_SIZE |
 			       CM_FS_SET_ATIME | CM_FS_SET_MTIME | CM_FS_SET_ATIME_NOW |
-			       CM_FS_SET_MTIME_NOW;
+			       CM_FS_SET_MTIME_NOW | CM_FS_SET_CTIME_NOW;
 	uint32_t ino = (uint32_t)rq->ino, f = rq->flags;
 	ino_svc *s = ss->svc;
 	ino_ilockset ls;
@@ -260,7 +263,7 @@ int ino_h_setattr(ino_session *ss, const ino_creds *c, const cm_fs_req *rq, cm_f
 	if (r == 0 && f) {
 		/* Only times: fdatasync need not wait for it. */
 		bool datasync = f & ~(CM_FS_SET_ATIME | CM_FS_SET_MTIME | CM_FS_SET_ATIME_NOW |
-				  CM_FS_SET_MTIME_NOW);
+				  CM_FS_SET_MTIME_NOW | CM_FS_SET_CTIME_NOW);
 		r = ino_setattr_txn(s, c, t, rq, &in);
 		int st = ino_op_stop(t, &ino, 1, datasync);
 		r = r < 0 ? r : st;
@@ -296,7 +299,7 @@ int ino_h_fallocate(ino_session *ss, const ino_creds *c, const cm_fs_req *rq, cm
 	r = ino_data_read(s, c, rq->ino, -ENODEV, &in);
 	if (r == 0 && rq->offset + rq->range < rq->offset)
 		r = -EFBIG;
-	if (r == 0 && rq->offset < in.size) {
+	if (r == 0) {
 		r = ino_txn_start(s, c, INO_CRED_TRUNCATE + INO_CRED_INODE + 2, &t);
 		if (r == 0) {
 			r = ino_punch(s->fs, t, &in, rq->offset, rq->range);

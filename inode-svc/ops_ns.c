@@ -139,7 +139,7 @@ static int ino_create(ino_session *ss, const ino_creds *c, const cm_fs_req *rq,
 {
 	struct ino_new nwc = *req_nw, *nw = &nwc;
 	ino_svc *s = ss->svc;
-	uint32_t dirino = (uint32_t)rq->ino, inos[2];
+	uint32_t dirino = (uint32_t)rq->ino, inos[2], gid;
 	ino_inode dir, in;
 	ino_ilockset ls;
 	ino_txn *t;
@@ -153,6 +153,10 @@ static int ino_create(ino_session *ss, const ino_creds *c, const cm_fs_req *rq,
 		if (r == 0 && S_ISDIR(nw->mode) && dir.links >= INO_LINK_MAX)
 			r = -EMLINK;
 		nwc.mode = req_nw->mode;
+		/* The set-gid bit goes or stays by the mode asked for, before
+		 * the umask or a default ACL masks it (mode_strip_sgid). */
+		if (r == 0)
+			ino_create_owner(c, &dir, &nwc.mode, &gid);
 		if (r == 0)
 			r = ino_acl_inherit(s, &dir, &nwc.mode, rq->flags & CM_FS_MKNOD_UMASK,
 					    rq->umask, nwc.acl);

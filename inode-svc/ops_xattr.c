@@ -166,6 +166,7 @@ static int ino_xattr_change(ino_session *ss, const ino_creds *c, const cm_fs_req
 	ino_inode in;
 	ino_txn *t;
 	int r = ino_xname_of(rq, &x), retries = 0;
+	bool too_big;
 
 	if (r < 0)
 		return r;
@@ -173,14 +174,13 @@ static int ino_xattr_change(ino_session *ss, const ino_creds *c, const cm_fs_req
 		return -EINVAL;
 	if (!s->jc)
 		return -EROFS;
+	/* too big for any block: no commit would make room for it */
+	too_big = val && !ino_xname_acl(&x) && !ino_xattr_fits(s->fs, x.slen, len);
 	ino_ilock(&ls, &ino, 1);
 	do {
 		r = ino_op_read(s, rq->ino, &in);
 		if (r == 0)
 			r = ino_xattr_perm(&in, c, &x, true);
-		/* too big for any block: no commit makes room for it */
-		if (r == 0 && val && !ino_xname_acl(&x) && !ino_xattr_fits(s->fs, x.slen, len))
-			r = -ENOSPC;
 		if (r == 0)
 			r = ino_txn_start(s, c, INO_CRED_XATTR + INO_CRED_INODE, &t);
 		if (r < 0)
@@ -193,7 +193,7 @@ static int ino_xattr_change(ino_session *ss, const ino_creds *c, const cm_fs_req
 		}
 		int st = ino_op_stop(t, &ino, 1, false);
 		r = r < 0 ? r : st;
-	} while (ino_op_retry(s, r, &retries));
+	} while (!(r == -ENOSPC && too_big) && ino_op_retry(s, r, &retries));
 	ino_iunlock(&ls);
 	if (r == 0)
 		ino_attr_fill(s, &in, &rs->attr);

@@ -31,7 +31,7 @@ void xf_creds_end(fuse_req_t req)
 	(void)ext3d_act_as(xf_of(req)->fs, NULL);
 }
 
-uint32_t xf_new_mode(fuse_req_t req, uint32_t mode)
+uint32_t xf_umask(fuse_req_t req)
 {
-	return mode & ~(uint32_t)fuse_req_ctx(req)->umask;
+	return (uint32_t)fuse_req_ctx(req)->umask;
 }

@@ -1,6 +1,8 @@
 /* mount.c - the daemon's life: check the mount point, attach to the
  * instance, mount, serve on fuse_session_loop_mt's threads until the file
  * system is unmounted (or SIGTERM / SIGINT / SIGHUP), unmount, detach.
+ * With --clean-stale, a dead daemon's mount at the mount point (ENOTCONN)
+ * is detached first, so that a restarted daemon mounts at the same place.
  * Every failure before serving is one line on stderr saying what is
  * wrong: the mount point, the instance, the mount itself. */
 #define _GNU_SOURCE
@@ -8,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mount.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -46,21 +49,40 @@ static bool xf_mounted(const char *path, const struct stat *st)
 	return found;
 }
 
-int xf_mountpoint_check(const char *path)
+/* A FUSE mount whose daemon died (ENOTCONN): detached, so that the
+ * mount point is free again (its last users see it go when they leave). */
+static int xf_clean_stale(const char *path, struct stat *st)
 {
-	struct stat st;
-
-	if (stat(path, &st) < 0) {
+	if (umount2(path, MNT_DETACH) < 0) {
 		int e = errno;
-		if (e == ENOTCONN)
-			fprintf(stderr, "ext3d-fuse: %s: a stale FUSE mount is there (its daemon "
-					"died); unmount it first (fusermount3 -u %s)\n", path, path);
-		else if (e == ENOENT)
-			fprintf(stderr, "ext3d-fuse: mount point %s does not exist\n", path);
-		else
-			fprintf(stderr, "ext3d-fuse: mount point %s: %s\n", path, strerror(e));
+		fprintf(stderr, "ext3d-fuse: %s: cannot unmount the stale mount there: %s\n", path,
+			strerror(e));
 		return -e;
 	}
+	fprintf(stderr, "ext3d-fuse: %s: unmounted a stale FUSE mount, ignoring\n", path);
+	return stat(path, st) < 0 ? -errno : 0;
+}
+
+int xf_mountpoint_check(const char *path, bool clean_stale)
+{
+	struct stat st;
+	int r = stat(path, &st) < 0 ? -errno : 0;
+
+	if (r == -ENOTCONN && clean_stale) {
+		r = xf_clean_stale(path, &st);
+		if (r < 0)
+			return r; /* said why */
+	}
+	if (r == -ENOTCONN)
+		fprintf(stderr, "ext3d-fuse: %s: a stale FUSE mount is there (its daemon died); "
+				"unmount it first (fusermount3 -u %s) or use --clean-stale\n", path,
+			path);
+	else if (r == -ENOENT)
+		fprintf(stderr, "ext3d-fuse: mount point %s does not exist\n", path);
+	else if (r < 0)
+		fprintf(stderr, "ext3d-fuse: mount point %s: %s\n", path, strerror(-r));
+	if (r < 0)
+		return r;
 	if (!S_ISDIR(st.st_mode)) {
 		fprintf(stderr, "ext3d-fuse: mount point %s is not a directory\n", path);
 		return -ENOTDIR;
@@ -106,7 +128,7 @@ static int xf_fuse_args(const xf_config *cfg, struct fuse_args *args)
 	return 0;
 }
 
-static int xf_serve(xf_fs *x, struct fuse_session *se)
+static int xf_serve(struct fuse_session *se)
 {
 	struct fuse_loop_config *lc = fuse_loop_cfg_create();
 	int r;
@@ -116,7 +138,6 @@ static int xf_serve(xf_fs *x, struct fuse_session *se)
 	fuse_loop_cfg_set_clone_fd(lc, 1);
 	r = fuse_session_loop_mt(se, lc);
 	fuse_loop_cfg_destroy(lc);
-	(void)x;
 	return r < 0 ? r : 0;
 }
 
@@ -125,7 +146,7 @@ int xf_run(const xf_config *cfg)
 	struct fuse_args args = FUSE_ARGS_INIT(0, NULL);
 	struct fuse_session *se = NULL;
 	xf_fs *x;
-	int r = xf_mountpoint_check(cfg->mountpoint);
+	int r = xf_mountpoint_check(cfg->mountpoint, cfg->clean_stale);
 
 	if (r < 0)
 		return r;
@@ -150,7 +171,7 @@ int xf_run(const xf_config *cfg)
 	}
 	if (r == 0) {
 		(void)fuse_daemonize(cfg->foreground);
-		r = xf_serve(x, se);
+		r = xf_serve(se);
 		fuse_session_unmount(se);
 		fuse_remove_signal_handlers(se);
 	}

@@ -4,7 +4,10 @@
  * HANDLE_KILLPRIV: it sends those as a setattr of the mode), truncates
  * for O_TRUNC (no ATOMIC_O_TRUNC: a setattr before the open), and always
  * asks for readdirplus (each entry's attributes come with the names
- * anyway). The daemon applies the umask itself (DONT_MASK, creds.c).
+ * anyway). POSIX ACLs are on (POSIX_ACL): the kernel enforces the ACLs
+ * it reads through getxattr, and leaves the umask to the daemon, which
+ * passes it to inode-svc with the create (DONT_MASK, creds.c): there a
+ * directory's default ACL masks the mode instead, as ext3 does.
  * The write-back cache is off unless -o writeback_cache. */
 #include "xfuse.h"
 
@@ -16,6 +19,8 @@ void xf_init(void *userdata, struct fuse_conn_info *conn)
 			FUSE_CAP_READDIRPLUS_AUTO | FUSE_CAP_WRITEBACK_CACHE);
 	if (conn->capable & FUSE_CAP_DONT_MASK)
 		conn->want |= FUSE_CAP_DONT_MASK;
+	if (conn->capable & FUSE_CAP_POSIX_ACL)
+		conn->want |= FUSE_CAP_POSIX_ACL;
 	if (conn->capable & FUSE_CAP_READDIRPLUS)
 		conn->want |= FUSE_CAP_READDIRPLUS;
 	if (x->cfg.writeback && (conn->capable & FUSE_CAP_WRITEBACK_CACHE))
@@ -57,4 +62,8 @@ const struct fuse_lowlevel_ops xf_ops = {
 	.fallocate = xf_fallocate,
 	.readdirplus = xf_readdirplus,
 	.copy_file_range = xf_copy_file_range,
+	.getxattr = xf_getxattr,
+	.setxattr = xf_setxattr,
+	.listxattr = xf_listxattr,
+	.removexattr = xf_removexattr,
 };

@@ -80,9 +80,11 @@ void xf_setattr(fuse_req_t req, fuse_ino_t ino, struct stat *attr, int to_set,
 		fuse_reply_err(req, EINVAL);
 		return;
 	}
-	/* A ctime alone (the write-back cache's): inode-svc stamps it itself. */
-	r = valid ? ext3d_setattr_ino(x->fs, xf_ino(ino), &set, valid, &a)
-		  : ext3d_getattr(x->fs, xf_ino(ino), &a);
+	/* Nothing else to set (chown(f, -1, -1), or the write-back cache's
+	 * ctime): ctime still moves, as on the kernel's ext3. */
+	if (!valid)
+		valid = EXT3D_SET_CTIME_NOW;
+	r = ext3d_setattr_ino(x->fs, xf_ino(ino), &set, valid, &a);
 	if (r < 0) {
 		fuse_reply_err(req, -r);
 		return;

@@ -12,18 +12,18 @@
 #include <fcntl.h>
 #include <stdlib.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "xfuse.h"
 
 #define XF_COPY_CHUNK (1u << 20)
 
-static int xf_file_new(fuse_ino_t ino, int flags, struct fuse_file_info *fi)
+static int xf_file_new(int flags, struct fuse_file_info *fi)
 {
 	xf_file *f = calloc(1, sizeof(*f));
 
 	if (!f)
 		return -ENOMEM;
-	f->ino = xf_ino(ino);
 	f->flags = flags;
 	fi->fh = (uint64_t)(uintptr_t)f;
 	return 0;
@@ -43,7 +43,7 @@ void xf_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 	if (r == 0 && S_ISDIR(a.mode))
 		r = -EISDIR;
 	if (r == 0)
-		r = xf_file_new(ino, fi->flags, fi);
+		r = xf_file_new(fi->flags, fi);
 	if (r < 0) {
 		fuse_reply_err(req, -r);
 		return;
@@ -53,9 +53,38 @@ void xf_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 		free(xf_file_of(fi)); /* the opener went away */
 }
 
-/* The kernel creates only where its cache says there is no name; another
- * client may have made one since: then it is open(2)'s O_CREAT on an
- * existing file (EEXIST only with O_EXCL). */
+/* open(2) of an existing file for create, which the kernel sent because
+ * its cache had no such name (another client made it since): the caller
+ * must be allowed the access flags ask for, O_TRUNC truncates. *a: the
+ * file, granted (given back on failure). */
+static int xf_create_existing(fuse_req_t req, fuse_ino_t parent, const char *name, int flags,
+			      ext3d_attr *a)
+{
+	xf_fs *x = xf_of(req);
+	int acc = flags & O_ACCMODE, mask = 0, r;
+	ext3d_setattr zero = {.size = 0};
+
+	if (acc != O_WRONLY)
+		mask |= R_OK;
+	if (acc != O_RDONLY || (flags & O_TRUNC))
+		mask |= W_OK;
+	r = ext3d_lookup(x->fs, xf_ino(parent), name, a);
+	if (r < 0)
+		return r;
+	if (!S_ISREG(a->mode))
+		r = S_ISDIR(a->mode) ? -EISDIR : -EEXIST;
+	if (r == 0)
+		r = xf_creds_begin(req);
+	if (r == 0)
+		r = ext3d_access_ino(x->fs, a->ino, mask);
+	xf_creds_end(req);
+	if (r == 0 && (flags & O_TRUNC))
+		r = ext3d_setattr_ino(x->fs, a->ino, &zero, EXT3D_SET_SIZE, a);
+	if (r < 0)
+		(void)ext3d_forget(x->fs, a->ino, 1);
+	return r;
+}
+
 void xf_create(fuse_req_t req, fuse_ino_t parent, const char *name, mode_t mode,
 	       struct fuse_file_info *fi)
 {
@@ -65,17 +94,12 @@ void xf_create(fuse_req_t req, fuse_ino_t parent, const char *name, mode_t mode,
 	int r = xf_creds_begin(req);
 
 	if (r == 0)
-		r = ext3d_mknod_ino(x->fs, xf_ino(parent), name,
-				    S_IFREG | xf_new_mode(req, mode & 07777), 0, &a);
+		r = ext3d_mknod_umask_ino(x->fs, xf_ino(parent), name, S_IFREG | (mode & 07777),
+					  0, xf_umask(req), &a);
 	xf_creds_end(req);
-	if (r == -EEXIST && !(fi->flags & O_EXCL)) {
-		r = ext3d_lookup(x->fs, xf_ino(parent), name, &a);
-		if (r == 0 && !S_ISREG(a.mode)) {
-			(void)ext3d_forget(x->fs, a.ino, 1);
-			r = S_ISDIR(a.mode) ? -EISDIR : -EEXIST;
-		}
-	}
-	if (r == 0 && (r = xf_file_new(xf_node(a.ino), fi->flags, fi)) < 0)
+	if (r == -EEXIST && !(fi->flags & O_EXCL))
+		r = xf_create_existing(req, parent, name, fi->flags, &a);
+	if (r == 0 && (r = xf_file_new(fi->flags, fi)) < 0)
 		(void)ext3d_forget(x->fs, a.ino, 1);
 	if (r < 0) {
 		fuse_reply_err(req, -r);

@@ -3,8 +3,9 @@
  * offset is the cookie of the entry after it), stable while others change
  * the directory. Each entry libext3d returns with attributes took a grant
  * ("." and ".." excepted); the entries that do not fit the kernel's
- * buffer give theirs back, as do all of a plain readdir's, so that the
- * grants match the lookups the kernel counts. */
+ * buffer (or a reply it did not take) give theirs back, as do all of a
+ * plain readdir's, so that the grants match the lookups the kernel
+ * counts. */
 #define _GNU_SOURCE
 #include <dirent.h>
 #include <errno.h>
@@ -72,7 +73,7 @@ static void xf_readdir_any(fuse_req_t req, fuse_ino_t ino, size_t size, off_t of
 	uint64_t cookie = (uint64_t)off;
 	ext3d_dirent *ents;
 	char *buf;
-	int n, i;
+	int n, i, sent;
 
 	if (max > XF_DIR_MAX)
 		max = XF_DIR_MAX;
@@ -85,21 +86,19 @@ static void xf_readdir_any(fuse_req_t req, fuse_ino_t ino, size_t size, off_t of
 		return;
 	}
 	n = ext3d_readdir_ino(x->fs, xf_ino(ino), &cookie, ents, max);
-	for (i = 0; i < n; i++) {
-		size_t need = xf_dir_add(req, buf + used, size - used, &ents[i], plus);
+	for (sent = 0; sent < n; sent++) {
+		size_t need = xf_dir_add(req, buf + used, size - used, &ents[sent], plus);
 		if (need > size - used)
 			break;
 		used += need;
-		if (!plus && xf_granted(&ents[i]))
-			(void)ext3d_forget(x->fs, ents[i].ino, 1);
 	}
-	for (; i < n; i++)
-		if (xf_granted(&ents[i]))
-			(void)ext3d_forget(x->fs, ents[i].ino, 1);
 	if (n < 0)
 		fuse_reply_err(req, -n);
-	else
-		fuse_reply_buf(req, buf, used);
+	else if (fuse_reply_buf(req, buf, used) != 0)
+		sent = 0; /* the kernel took none of them */
+	for (i = plus ? sent : 0; i < n; i++)
+		if (xf_granted(&ents[i]))
+			(void)ext3d_forget(x->fs, ents[i].ino, 1);
 	free(buf);
 	free(ents);
 }

@@ -49,7 +49,7 @@ void xf_readlink(fuse_req_t req, fuse_ino_t ino)
 }
 
 /* A new inode of mode (type and permission bits, before the umask) as
- * the caller. */
+ * the caller; inode-svc applies the umask or the default ACL. */
 static void xf_make(fuse_req_t req, fuse_ino_t parent, const char *name, uint32_t mode,
 		    uint32_t rdev)
 {
@@ -57,9 +57,9 @@ static void xf_make(fuse_req_t req, fuse_ino_t parent, const char *name, uint32_
 	ext3d_attr a;
 	int r = xf_creds_begin(req);
 
-	mode = (mode & S_IFMT) | xf_new_mode(req, mode & 07777);
 	if (r == 0)
-		r = ext3d_mknod_ino(x->fs, xf_ino(parent), name, mode, rdev, &a);
+		r = ext3d_mknod_umask_ino(x->fs, xf_ino(parent), name, mode, rdev, xf_umask(req),
+					  &a);
 	xf_creds_end(req);
 	xf_reply_entry(req, r, &a);
 }

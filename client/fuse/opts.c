@@ -1,4 +1,5 @@
-/* opts.c - ext3d-fuse's command line: --instance NAME, -f, -d, -o with
+/* opts.c - ext3d-fuse's command line: --instance NAME, --clean-stale,
+ * -f, -d, -o with
  * the daemon's own options (writeback_cache, attr_timeout=S,
  * entry_timeout=S) taken out and the others (ro, fsname=..., max_read=...)
  * passed on to libfuse, and the mount point. */
@@ -13,8 +14,10 @@
 
 static void xf_usage(FILE *f)
 {
-	fprintf(f, "usage: ext3d-fuse [--instance NAME] [-o opt,...] [-f] [-d] MOUNTPOINT\n"
+	fprintf(f, "usage: ext3d-fuse [--instance NAME] [--clean-stale] [-o opt,...] [-f] [-d] "
+		   "MOUNTPOINT\n"
 		   "  --instance NAME     the ext3d instance to mount ($EXT3D_INSTANCE, default)\n"
+		   "  --clean-stale       unmount a stale FUSE mount left there by a dead daemon\n"
 		   "  -f                  stay in the foreground\n"
 		   "  -d                  print FUSE's requests (implies -f)\n"
 		   "  -o writeback_cache  let the kernel cache writes (off by default)\n"
@@ -95,6 +98,8 @@ int xf_opts_parse(int argc, char **argv, xf_config *cfg)
 		} else if (strncmp(a, "-o", 2) == 0 && a[2]) {
 			if (xf_opt_list(cfg, a + 2) < 0)
 				return -EINVAL;
+		} else if (strcmp(a, "--clean-stale") == 0) {
+			cfg->clean_stale = true;
 		} else if (strcmp(a, "-f") == 0) {
 			cfg->foreground = true;
 		} else if (strcmp(a, "-d") == 0) {

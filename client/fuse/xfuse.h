@@ -30,6 +30,7 @@ typedef struct xf_config {
 	bool foreground;            /* -f: stay in the foreground */
 	bool debug;                 /* -d: FUSE's debug output (implies -f) */
 	bool writeback;             /* -o writeback_cache */
+	bool clean_stale;           /* --clean-stale: unmount a dead daemon's mount first */
 	double attr_timeout;        /* -o attr_timeout=S (seconds) */
 	double entry_timeout;       /* -o entry_timeout=S */
 	char fuse_opts[1024];       /* the -o options passed on to libfuse */
@@ -46,7 +47,7 @@ typedef struct xf_keep {
 } xf_keep;
 
 typedef struct xf_fs {
-	ext3d *fs;                  /* [immutable] attached as root */
+	ext3d *fs;                  /* [immutable] attached as the daemon (root: acts for callers) */
 	xf_config cfg;              /* [immutable] */
 	pthread_mutex_t keep_mtx;
 	xf_keep keep[XF_KEEP_SLOTS]; /* [keep_mtx] */
@@ -54,7 +55,6 @@ typedef struct xf_fs {
 
 /* An open file (fuse_file_info's fh). */
 typedef struct xf_file {
-	uint64_t ino;               /* [immutable] */
 	int flags;                  /* [immutable] open(2)'s flags */
 	bool written;               /* [atomic] a write went through this file */
 } xf_file;
@@ -80,8 +80,9 @@ static inline fuse_ino_t xf_node(uint64_t ino)
 int xf_opts_parse(int argc, char **argv, xf_config *cfg);
 
 /* mount.c: checks the mount point (missing, not a directory, a stale or
- * live mount there): 0 or -errno, said why on stderr. */
-int xf_mountpoint_check(const char *path);
+ * live mount there; a stale one is unmounted when clean_stale): 0 or
+ * -errno, said why on stderr. */
+int xf_mountpoint_check(const char *path, bool clean_stale);
 /* Runs the daemon: attach, mount, serve until unmounted or signalled. */
 int xf_run(const xf_config *cfg);
 
@@ -94,9 +95,10 @@ void xf_reply_entry(fuse_req_t req, int r, const ext3d_attr *a);
 /* creds.c: the calling thread acts as req's caller until xf_creds_end. */
 int xf_creds_begin(fuse_req_t req);
 void xf_creds_end(fuse_req_t req);
-/* The permission bits a new inode of mode gets in req's context (the
- * caller's umask, until inode-svc applies default ACLs). */
-uint32_t xf_new_mode(fuse_req_t req, uint32_t mode);
+/* The caller's umask, which the kernel leaves to the daemon (DONT_MASK,
+ * POSIX_ACL): inode-svc applies it to a new inode's mode, or the
+ * directory's default ACL instead (ext3d_mknod_umask_ino). */
+uint32_t xf_umask(fuse_req_t req);
 
 /* cache.c: may an open of the file a describes keep the kernel's page
  * cache (unchanged since the last open)? Records a either way. */
@@ -144,5 +146,11 @@ void xf_readdirplus(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
 		    struct fuse_file_info *fi);
 void xf_releasedir(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi);
 void xf_fsyncdir(fuse_req_t req, fuse_ino_t ino, int datasync, struct fuse_file_info *fi);
+/* xattr.c */
+void xf_getxattr(fuse_req_t req, fuse_ino_t ino, const char *name, size_t size);
+void xf_listxattr(fuse_req_t req, fuse_ino_t ino, size_t size);
+void xf_setxattr(fuse_req_t req, fuse_ino_t ino, const char *name, const char *value,
+		 size_t size, int flags);
+void xf_removexattr(fuse_req_t req, fuse_ino_t ino, const char *name);
 
 #endif

@@ -181,9 +181,10 @@ int ext3d_setattr_ino(ext3d *fs, uint64_t ino, const ext3d_setattr *set, unsigne
 			 .mtime_ns = set->mtime_ns};
 
 	_Static_assert(EXT3D_SET_MODE == CM_FS_SET_MODE && EXT3D_SET_SIZE == CM_FS_SET_SIZE &&
-			       EXT3D_SET_MTIME_NOW == CM_FS_SET_MTIME_NOW,
+			       EXT3D_SET_MTIME_NOW == CM_FS_SET_MTIME_NOW &&
+			       EXT3D_SET_CTIME_NOW == CM_FS_SET_CTIME_NOW,
 		       "ext3d.h's setattr bits are fsproto.h's");
-	if (valid & ~0xffu)
+	if (valid & ~0x1ffu)
 		return -EINVAL;
 	return x3_wcall(fs, &req, NULL, 0, ret);
 }

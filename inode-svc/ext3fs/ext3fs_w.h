@@ -151,8 +151,8 @@ int ino_truncate(ino_fs *fs, ino_txn *t, ino_inode *in, uint64_t size);
  * KEEP_SIZE, as ext3 on the ext4 driver does it): frees the blocks wholly
  * inside it, up to the block holding i_size at most (and the indirect
  * blocks left mapping nothing), zeroes the bytes of the partial blocks at
- * its ends; the size stays. Nothing at or past i_size: nothing happens.
- * Else sets mtime and ctime and writes the inode. Restarts the transaction
+ * its ends; the size stays; sets mtime and ctime (a hole at or past
+ * i_size too, as the kernel does) and writes the inode. Restarts the transaction
  * between steps as ino_truncate does. -EOPNOTSUPP without a block map. */
 int ino_punch(ino_fs *fs, ino_txn *t, ino_inode *in, uint64_t off, uint64_t len);
 /* Frees an inode whose links reached 0 and that nobody holds open: its

@@ -59,4 +59,8 @@ bool t_new_inode(const char *name, uint16_t mode, uint32_t uid, ino_inode *in);
 /* Closes the image and links in as /name with debugfs ln. */
 void t_link_as(const ino_inode *in, const char *name);
 
+/* ino_orphans_process's start and stop over wf.t (ctx: the t_wimg). */
+ino_txn *t_orphan_start(void *ctx, int credits);
+int t_orphan_stop(void *ctx, ino_txn *tx);
+
 #endif

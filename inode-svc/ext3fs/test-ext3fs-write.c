@@ -241,20 +241,6 @@ static void t_delete(void)
 	t_fsck_clean("del");
 }
 
-static ino_txn *o_start(void *ctx, int credits)
-{
-	(void)credits;
-	t_wtxn_init(&wf.t, ctx);
-	return &wf.t;
-}
-
-static int o_stop(void *ctx, ino_txn *tx)
-{
-	(void)ctx;
-	(void)tx;
-	return 0;
-}
-
 static void t_orphans(void)
 {
 	size_t len = 8 * wf.bs;
@@ -326,7 +312,8 @@ static void t_orphans(void)
 	}
 	if (!t_wopen())
 		goto out;
-	t_is_int(ino_orphans_process(wf.w.fs, o_start, o_stop, &wf.w), 2, "two orphans processed");
+	t_is_int(ino_orphans_process(wf.w.fs, t_orphan_start, t_orphan_stop, &wf.w), 2,
+		 "two orphans processed");
 	t_is_int(t_last_orphan(), 0, "orphans: list empty");
 	ino_inode_read(wf.w.fs, ino[0], &in[0]);
 	t_is_int(in[0].blocks512, 3 * (wf.bs / 512), "orphans: the truncate finished");
@@ -339,7 +326,7 @@ static void t_orphans(void)
 		goto out;
 	cm_set_le32(&((struct ext3_super_block *)(wf.w.mem + 1024))->s_last_orphan, 5);
 	t_stderr_begin();
-	t_is_int(ino_orphans_process(wf.w.fs, o_start, o_stop, &wf.w), -EUCLEAN,
+	t_is_int(ino_orphans_process(wf.w.fs, t_orphan_start, t_orphan_stop, &wf.w), -EUCLEAN,
 		 "a reserved inode on the list is -EUCLEAN");
 	t_is_int(t_stderr_end(why, sizeof(why)), 1, "one warning: %s", why);
 	cm_set_le32(&((struct ext3_super_block *)(wf.w.mem + 1024))->s_last_orphan, 0);

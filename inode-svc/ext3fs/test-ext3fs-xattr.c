@@ -5,9 +5,9 @@
  * library sets, replaces and removes (in the inode, in a block, moving
  * between them) are read back by debugfs ea_get and ea_list; a block
  * shared by two inodes is copied on write and its count drops; deleting
- * inodes gives their blocks back; ACLs go both ways between the VFS and
- * the disk format. Every scenario ends with `e2fsck -fn` clean; as root,
- * the kernel's getfattr/getfacl read what the library wrote.
+ * inodes, and the orphan list at start, give their blocks back; ACLs go both ways between the VFS
+ * and the disk format. Every scenario ends with `e2fsck -fn` clean; as root, the kernel's
+ * getfattr/getfacl read what the library wrote.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -236,6 +236,36 @@ static void t_shared(void)
 	t_fsck_clean("s1's block freed with it");
 }
 
+/* A file unlinked while open, with an attribute block, left on the orphan
+ * list as a crash leaves it: processing at start frees the block too. */
+static void t_orphan(void)
+{
+	char v[300];
+	uint64_t free0;
+	ino_inode in;
+	uint32_t ino;
+
+	memset(v, 'o', sizeof(v));
+	if (!t_new_named("orph", &in))
+		return;
+	ino = in.ino;
+	free0 = cm_le32(((struct ext3_super_block *)(wf.w.mem + 1024))->s_free_blocks_count);
+	t_is_int(set(&in, "user.o", v, sizeof(v), 0), 0, "orph: an attribute block");
+	in.links = 0;
+	t_is_int(ino_orphan_add(wf.w.fs, &wf.t, &in), 0, "orph: on the orphan list");
+	t_wclose("orph left");
+	t_dbg("unlink /orph");
+	if (!t_wopen())
+		return;
+	t_is_int(ino_orphans_process(wf.w.fs, t_orphan_start, t_orphan_stop, &wf.w), 1,
+		 "orph: processed");
+	t_is_int(cm_le32(((struct ext3_super_block *)(wf.w.mem + 1024))->s_free_blocks_count),
+		 free0, "orph: its attribute block is free again");
+	t_is_int(ino_inode_read(wf.w.fs, ino, &in), -ESTALE, "orph: the inode is gone");
+	t_wclose("orph");
+	t_fsck_clean("orphan with an attribute block");
+}
+
 static void t_acl(void)
 {
 	static const uint8_t vfs[] = {
@@ -309,6 +339,7 @@ static void run_cfg(const struct cfg *c)
 	t_write();
 	t_many();
 	t_shared();
+	t_orphan();
 	t_acl();
 	if (wf.kernel_ok)
 		t_is_int(

@@ -489,8 +489,9 @@ int ino_punch(ino_fs *fs, ino_txn *t, ino_inode *in, uint64_t off, uint64_t len)
 
 	if (!ino_has_block_map(fs, in))
 		return -EOPNOTSUPP;
+	ino_inode_touch(t, in, true);
 	if (off >= in->size)
-		return 0;
+		return ino_inode_write(fs, t, in);
 	end = len > in->size - off ? (in->size + bs - 1) / bs * bs : off + len;
 	first = (off + bs - 1) / bs;
 	stop = end / bs;
@@ -502,7 +503,6 @@ int ino_punch(ino_fs *fs, ino_txn *t, ino_inode *in, uint64_t off, uint64_t len)
 		if (r == 0 && end % bs)
 			r = zero_part(fs, t, in, end - end % bs, end);
 	}
-	ino_inode_touch(t, in, true);
 	if (r == 0)
 		r = ino_inode_write(fs, t, in);
 	if (r == 0 && first < stop)

@@ -181,8 +181,8 @@ while True:
     n += k
 print(n)' "$m/big" "$m/copy")" 5000 "copy_file_range"
 t_run "copy_file_range copied the bytes" cmp "$m/big" "$m/copy"
-cp --reflink=never "$m/big" "$m/copy2"
-t_run "cp" cmp "$m/big" "$m/copy2"
+cp "$m/big" "$m/copy2"
+t_run "cp (copy_file_range through the mount)" cmp "$m/big" "$m/copy2"
 
 # A file unlinked while open, fsync.
 t_is "$(python3 -c '
@@ -226,6 +226,57 @@ fd = os.open(sys.argv[1], os.O_RDWR | os.O_CREAT, 0o444)
 os.write(fd, b"ok")' "$m/pub/ro"
 t_is "$(cat "$m/pub/ro")" ok "O_CREAT with mode 0444: the descriptor still writes"
 
+# Four writers at once (create, write, rename, link, unlink, truncate,
+# mkdir / rmdir) while ls -lR walks the tree.
+work() {
+	d=$m/w$1; mkdir "$d"
+	for i in $(seq 60); do
+		head -c $((i * 97)) /dev/urandom >"$d/f$i"
+		mv "$d/f$i" "$d/g$i" && ln "$d/g$i" "$d/h$i"
+		[ $((i % 3)) -eq 0 ] && rm "$d/g$i"
+		[ $((i % 5)) -eq 0 ] && truncate -s 10 "$d/h$i"
+		[ $((i % 7)) -eq 0 ] && mkdir "$d/dir$i" && rmdir "$d/dir$i"
+	done
+	return 0
+}
+pids=
+for w in 1 2 3 4; do work $w & pids="$pids $!"; done
+for _ in 1 2 3; do ls -lR "$m" >/dev/null 2>&1; done
+fails=0
+for p in $pids; do wait "$p" || fails=$((fails + 1)); done
+t_is "$fails:$(find "$m"/w? -type f | wc -l):$(stat -c %s "$m/w4/h10")" "0:400:10" \
+	"four writers at once"
+rm -r "$m"/w?
+
+# Which times each operation moves, as the kernel's ext3 moves them.
+mkdir "$m/times"
+python3 "$T_TOP/tests/lib/fuse_times.py" "$m/times" >"$T_TMP/times" 2>&1
+cat >"$T_TMP/times.kernel" <<'EOF'
+chmod-same file -c dir --
+chown-same file -c dir --
+chown-none file -c dir --
+truncate-same file mc dir --
+ftruncate-same file mc dir --
+truncate-grow file mc dir --
+o_trunc-empty file mc dir --
+o_trunc file mc dir --
+write-0 file -- dir --
+write file mc dir --
+utime-now file mc dir --
+utime-set file mc dir --
+rename file -c dir mc
+link file -c dir mc
+unlink-one-of-two file -c dir mc
+symlink file -- dir mc
+read file -- dir --
+punch file mc dir --
+punch-past-eof file mc dir --
+EOF
+diff "$T_TMP/times.kernel" "$T_TMP/times" >"$T_TMP/times.diff"
+t_ok $? "mtime and ctime move as on the kernel's ext3"
+sed 's/^/# /' "$T_TMP/times.diff"
+rm -r "$m/times"
+
 # The page cache: kept across opens of an unchanged file, dropped when
 # another client changed it.
 head -c 1048576 /dev/urandom >"$T_TMP/c1"; head -c 1048576 /dev/urandom >"$T_TMP/c2"
@@ -263,6 +314,15 @@ for _ in $(seq 50); do findmnt "$m" >/dev/null && break; sleep 0.1; done
 t_is "$(cat "$m/x3")" two "mounted again (-f)"
 kill -TERM $fpid && wait $fpid
 t_is "$?:$(findmnt -n "$m" | wc -l)" "0:0" "SIGTERM: the daemon unmounts and exits"
+"$FUSE" --instance $n -f "$m" &
+fpid=$!
+for _ in $(seq 50); do findmnt "$m" >/dev/null && break; sleep 0.1; done
+kill -KILL $fpid; wait $fpid 2>/dev/null
+t_is "$(err $n "$m")" "ext3d-fuse: $m: a stale FUSE mount is there (its daemon died); unmount \
+it first (fusermount3 -u $m) or use --clean-stale" "a killed daemon's stale mount: said so"
+"$FUSE" --instance $n --clean-stale "$m" 2>/dev/null
+t_is "$?:$(cat "$m/x3")" "0:two" "--clean-stale: mounted again at the same place"
+fusermount3 -u "$m"
 t_instance_stop $n
 e2fsck -fn "$img" >"$T_TMP/fsck" 2>&1
 t_ok $? "e2fsck -fn clean"

@@ -1,13 +1,16 @@
 #!/bin/sh
 # mount.t - mounting under the supervisor: compose/up --mount mounts the
 # instance with ext3d-fuse and the image's files are there; status shows
-# ext3d-fuse with its mount point; compose/down unmounts first and leaves a
+# ext3d-fuse with its mount point; it runs as uid 0 with CAP_SYS_ADMIN
+# alone, no_new_privs and a seccomp filter; compose/down unmounts first and leaves a
 # clean image; `ext3d mount [-o LIST]` and `ext3d umount` on a running
 # instance, a busy mount detached lazily with a message; a SIGKILLed ext3d-fuse is
 # restarted at the same place while the descriptors opened before give
 # EIO or ENOTCONN; a group restart leaves the mount alone; the stale mount
 # a killed supervisor leaves is cleaned by the next compose/down or
-# compose/up. Bad input: a corrupt image, a mount point that is missing,
+# compose/up; a front end that exits before it mounts fails `ext3d mount`
+# and is not restarted, one that crashes in a loop is unmounted and marked
+# failed while the instance stays ready. Bad input: a corrupt image, a mount point that is missing,
 # not a directory or already a mount point. Needs root and /dev/fuse.
 set -u
 . "$(dirname "$0")/../lib/tap.sh"
@@ -55,6 +58,11 @@ cmp -s "$T_TMP/src/big" "$mnt/big" && cmp -s "$T_TMP/src/sub/small" "$mnt/sub/sm
 t_ok $? "the image's files are there, byte for byte"
 t_is "$(t_field $n services.ext3d-fuse.state)" ready "status: ext3d-fuse is ready"
 t_is "$(t_field $n services.ext3d-fuse.mount)" "$mnt" "status: with its mount point"
+p=$(fuse_pid)
+t_is "$(awk '/^CapEff|^CapBnd|^NoNewPrivs|^Seccomp:/ {printf "%s%s ", $1, $2}' /proc/$p/status)" \
+	"CapEff:0000000000200000 CapBnd:0000000000200000 NoNewPrivs:1 Seccomp:2 " \
+	"ext3d-fuse runs with CAP_SYS_ADMIN alone, no_new_privs and a seccomp filter"
+t_is "$(awk '/^Uid:/ {print $2}' /proc/$p/status)" 0 "as uid 0 (its callers' credentials pass only from root)"
 "$T_EXT3D" --instance $n status | grep -q "^mount: ext3d-fuse at $mnt\$"
 t_ok $? "status in words says where it is mounted"
 echo written >"$mnt/new" && sync "$mnt/new"
@@ -162,6 +170,45 @@ t_ok "$([ $? -eq 0 ] && grep -q "unmounted the stale mount" "$T_TMP/up2.out"; ec
 	"compose/up --mount over a stale mount cleans it, says so, and mounts"
 cmp -s "$T_TMP/src/big" "$mnt/big"
 t_ok $? "files visible again"
+
+# A front end that dies before it mounts: the mount fails with its exit
+# status, nothing is left mounted, nothing restarts, the instance is ready.
+sed 's#^mount .*#mount ext3d-fuse alone /bin/false ${MOUNT}#' "$T_TOP/compose/ext3d.compose" \
+	>"$T_TMP/false.compose"
+mke2fs -q -F -t ext3 "$T_TMP/img2" 16M >/dev/null 2>&1
+t_instance_start t-mfalse-$$ "$T_TMP/false.compose" --set "IMAGE=$T_TMP/img2" --set BLOCKDEV_ARGS=
+mkdir -p "$T_TMP/mnt2"
+"$T_EXT3D" --instance t-mfalse-$$ mount "$T_TMP/mnt2" >"$T_TMP/f.out" 2>&1
+t_ok "$([ $? -ne 0 ] && grep -q "ext3d-fuse exited with status 1 before it mounted" "$T_TMP/f.out"; echo $?)" \
+	"a front end that exits before mounting: ext3d mount fails and says how it ended"
+sleep 0.3
+t_is "$(t_field t-mfalse-$$ services.ext3d-fuse.state):$(t_field t-mfalse-$$ supervisor.state)" \
+	unmounted:ready "it is not restarted and the instance stays ready"
+mounted "$T_TMP/mnt2"
+t_ok "$([ $? -ne 0 ]; echo $?)" "nothing is mounted there"
+t_instance_stop t-mfalse-$$
+
+# A front end that mounts, then crashes every time: after a crash loop it
+# is unmounted and marked failed; the instance goes on, ready.
+printf '#!/bin/sh\n"%s" --instance "$1" -f "$2" &\nsleep 0.4\nkill -SEGV $!\nwait $!\n' \
+	"$EXT3D_BUILD/client/fuse/ext3d-fuse" >"$T_TMP/crashy"
+chmod +x "$T_TMP/crashy"
+sed "s#^mount .*#mount ext3d-fuse alone $T_TMP/crashy \${INSTANCE} \${MOUNT}#" \
+	"$T_TOP/compose/ext3d.compose" >"$T_TMP/crashy.compose"
+t_instance_start t-mcrash-$$ "$T_TMP/crashy.compose" --set "IMAGE=$T_TMP/img2" --set BLOCKDEV_ARGS=
+"$T_EXT3D" --instance t-mcrash-$$ mount "$T_TMP/mnt2" >/dev/null 2>&1
+t_ok $? "a front end that crashes after it mounted: the first mount succeeds"
+st=
+for _ in $(seq 150); do
+	st=$(t_field t-mcrash-$$ services.ext3d-fuse.state)
+	[ "$st" = failed ] && break
+	sleep 0.1
+done
+t_is "$st:$(t_field t-mcrash-$$ services.ext3d-fuse.mount):$(t_field t-mcrash-$$ supervisor.state)" \
+	failed::ready "after a crash loop it is failed and unmounted, the instance ready"
+mounted "$T_TMP/mnt2"
+t_ok "$([ $? -ne 0 ]; echo $?)" "and nothing is left mounted"
+t_instance_stop t-mcrash-$$
 
 # Bad input.
 mkdir -p "$T_TMP/busy" && mount -t tmpfs none "$T_TMP/busy"

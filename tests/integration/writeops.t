@@ -4,7 +4,8 @@
 # every op with its error cases as root (wops scripts: each line an op and
 # the answer the kernel gives), the same as uid 65534 against permissions
 # and a sticky directory, data written and read back, truncate shrink and
-# grow, fsync / fdatasync / sync (fsync commits at once; fdatasync skips a
+# grow, rename's EXCHANGE, acting for another user (ext3d_act_as), punch
+# hole, fsync / fdatasync / sync (fsync commits at once; fdatasync skips a
 # change of timestamps only), a file unlinked while another session
 # holds it freed when that session forgets it or ends and, when the group
 # restarts first, by the orphan list at start. A small image is filled to
@@ -238,6 +239,50 @@ EOF
 		check "uid 65534: write permission, the sticky bit, owners, set-id bits ($mode)" as_nobody
 	else
 		t_skip "needs root and setpriv" "uid 65534's permission checks ($mode)"
+	fi
+
+	# What ext3d-fuse adds: rename's EXCHANGE, acting for another user,
+	# fallocate's punch hole (and the modes ext3 refuses).
+	nb=$(( (20000 + bs - 1) / bs )); [ $nb -gt 12 ] && nb=$((nb + 1))
+	freed=$(( 6000 / bs - (1000 + bs - 1) / bs )); [ $freed -lt 0 ] && freed=0
+	cat >"$T_TMP/script" <<EOF
+mkdir /xa 0777 => ok mode=40777 nlink=2 uid=0 gid=0 size=$bs blocks=$bb
+mknod /xa/f 0100644 => ok mode=100644 nlink=1 uid=0 gid=0 size=0 blocks=0
+mkdir /xb 0755 => ok mode=40755 nlink=2 uid=0 gid=0 size=$bs blocks=$bb
+mkdir /xb/sub 0700 => ok mode=40700 nlink=2 uid=0 gid=0 size=$bs blocks=$bb
+rename /xa/f /xb/sub exchange noreplace => EINVAL
+rename /xa/f /xb/nothere exchange => ENOENT
+rename /xa/f /xb/sub exchange => ok
+stat /xa/f => ok mode=40700 nlink=2 uid=0 gid=0 size=$bs blocks=$bb
+stat /xb/sub => ok mode=100644 nlink=1 uid=0 gid=0 size=0 blocks=0
+stat /xa/f/.. => ok mode=40777 nlink=3 uid=0 gid=0 size=$bs blocks=$bb
+stat /xb => ok mode=40755 nlink=2 uid=0 gid=0 size=$bs blocks=$bb
+rename /xa /xa/f/x exchange => ENOENT
+mknod /xa/f/x 0100644 => ok mode=100644 nlink=1 uid=0 gid=0 size=0 blocks=0
+rename /xa /xa/f/x exchange => EINVAL
+rename /xa/f/x /xa exchange => EINVAL
+rename /xb/sub /xb/sub exchange => ok
+actas 1000 1000 => ok
+mknod /xa/mine 0100644 => ok mode=100644 nlink=1 uid=1000 gid=1000 size=0 blocks=0
+mknod /xb/no 0100644 => EACCES
+actas off => ok
+mknod /xa/r 0100644 => ok mode=100644 nlink=1 uid=0 gid=0 size=0 blocks=0
+fill /xa/r 0 20000 3 => ok 20000 crc=$(pat 3 20000 | crc)
+fallocate /xa/r 3 1000 5000 => ok
+read /xa/r 0 20000 => ok 20000 crc=$( (pat 3 1000; head -c 5000 /dev/zero; pat 3 20000 | tail -c 14000) | crc)
+stat /xa/r => ok mode=100644 nlink=1 uid=0 gid=0 size=20000 blocks=$(( (nb - freed) * bb ))
+fallocate /xa/r 3 30000 10 => ok
+fallocate /xa/r 0 0 4096 => EOPNOTSUPP
+fallocate /xa/r 1 0 4096 => EOPNOTSUPP
+fallocate /xa/r 3 0 0 => EINVAL
+fallocate /xa 3 0 10 => EISDIR
+EOF
+	check "rename EXCHANGE, act as another user, punch a hole ($mode)"
+	if [ -n "$can_drop" ]; then
+		t_is "$(echo 'actas 0 0' | as_nobody "$wops" --instance $n)" EPERM \
+			"only root may act for another user ($mode)"
+	else
+		t_skip "needs root and setpriv" "only root may act for another user ($mode)"
 	fi
 
 	# fsync commits at once, not at the 5 s timer; fdatasync does not

@@ -7,7 +7,9 @@
 # inodes copied on write; ACLs set, read back, turned into mode bits,
 # following chmod, inherited from a directory's default ACL (and the umask
 # without one); ctime moving on set and remove; as uid 1000, access an ACL
-# grants and one it denies, the namespace rules and the sticky directory's.
+# grants and one it denies, the namespace rules and the sticky directory's;
+# on the -I 128 image, attribute blocks changed while inode-svc and
+# alloc-svc are SIGKILLed.
 # Then shutdown: e2fsck -fn clean (no leaked block after the unlinks),
 # debugfs reads the attributes back, and as root a kernel loop mount shows
 # the same through getfattr and getfacl.
@@ -60,13 +62,18 @@ for isize in 256 128; do
 	# Two files sharing one attribute block, as the kernel's mbcache or
 	# mke2fs -d leaves them: s2 takes s1's block, the count goes to 2.
 	head -c 400 /dev/zero | tr '\0' y >"$T_TMP/v400"
-	dbgw "write /dev/null s1"
-	dbgw "write /dev/null s2"
-	dbgw "ea_set -f $T_TMP/v400 /s1 user.shared"
-	blk=$(dbg "stat /s1" | sed -n 's/.*File ACL: \([0-9]*\).*/\1/p')
-	dbgw "sif /s2 file_acl $blk"
-	dbgw "sif /s2 blocks 2"
-	printf '\002' | dd of="$img" bs=1 seek=$((blk * 1024 + 4)) conv=notrunc 2>/dev/null
+	share() { # share A B: B takes A's attribute block
+		dbgw "write /dev/null $1"
+		dbgw "write /dev/null $2"
+		dbgw "ea_set -f $T_TMP/v400 /$1 user.shared"
+		sb=$(dbg "stat /$1" | sed -n 's/.*File ACL: \([0-9]*\).*/\1/p')
+		dbgw "sif /$2 file_acl $sb"
+		dbgw "sif /$2 blocks 2"
+		printf '\002' | dd of="$img" bs=1 seek=$((sb * 1024 + 4)) conv=notrunc 2>/dev/null
+	}
+	share s1 s2
+	blk=$sb
+	share s3 s4
 	fsck_clean "a block shared by two inodes, before ($isize)"
 	t_instance_start $n "$T_TOP/compose/ext3d.compose" --set "IMAGE=$img" \
 		--set BLOCKDEV_ARGS= --set DATA=ordered
@@ -154,8 +161,31 @@ ctime /plain user.c v1 => ok moved
 ctime /plain user.c => ok moved
 umask 0 => ok
 mkdir /st 01777 => ok
+mkdir /sgd 0777 => ok
+chmod /sgd 02777 => ok
+setacl /sgd default u::rwx,g::rw-,m::rw-,o::rwx => ok
 EOF
 	check "root: set, get, list, remove, ACLs ($isize)"
+	# The CLI's commands.
+	"$T_EXT3D" --instance $n setfattr /plain user.cli clival
+	t_ok $? "ext3d setfattr ($isize)"
+	t_is "$("$T_EXT3D" --instance $n getfattr /plain user.cli)" "clival" "ext3d getfattr NAME ($isize)"
+	t_is "$("$T_EXT3D" --instance $n getfattr /plain | tr '\n' ' ')" "user.cli " \
+		"ext3d getfattr lists ($isize)"
+	t_is "$("$T_EXT3D" --instance $n rmfattr /plain user.cli 2>&1; \
+		"$T_EXT3D" --instance $n rmfattr /plain user.cli 2>&1)" \
+		"ext3d: user.cli: No data available" "ext3d rmfattr, twice ($isize)"
+	# Both users of a shared block change it at once, from two sessions:
+	# the first gets a copy, the second a copy or, the last user by then,
+	# the block itself.
+	pids=
+	for f in s3 s4; do
+		echo "setx /$f user.$f @200:$f" | "$xops" --instance $n >"$T_TMP/race-$f" 2>&1 &
+		pids="$pids $!"
+	done
+	wait $pids
+	t_is "$(cat "$T_TMP/race-s3" "$T_TMP/race-s4" | tr '\n' ' ')" "ok ok " \
+		"two sessions change both users of a shared block ($isize)"
 	if [ -n "$can_drop" ]; then
 		cat >"$T_TMP/script" <<EOF
 open /acl r => ok
@@ -176,13 +206,49 @@ setx /dd/nf user.mine yes => ok
 setx /st user.x v => EPERM
 setx /f user.x v => EACCES
 rmx /f user.big => EACCES
+umask 0 => ok
+create /sgd/f 02775 => ok
+stat /sgd/f => ok 100765
 EOF
 		check "uid 1000: ACL-granted and -denied access, namespace rules ($isize)" as_user
 	else
 		t_skip "not root or no setpriv" "uid 1000 checks ($isize)"
 	fi
+	if [ $isize = 128 ]; then
+		# Attribute blocks allocated, copied and freed while inode-svc
+		# and alloc-svc are killed: every change whole or absent.
+		printf 'create /k%s 0644\n' 0 1 2 3 | "$xops" --instance $n >/dev/null 2>&1
+		"$T_EXT3D" --instance $n sync # what came before stays
+		rm -f "$T_TMP/kstop"
+		(i=0; while [ ! -e "$T_TMP/kstop" ]; do
+			i=$((i + 1)); f=/k$((i % 4))
+			echo "setx $f user.v @$((200 + i % 700)):k"
+			[ $((i % 3)) = 0 ] && echo "rmx $f user.v"
+		done) | "$xops" --instance $n >"$T_TMP/kill.out" 2>&1 &
+		kpid=$!
+		for svc in inode-svc alloc-svc inode-svc; do
+			sleep 1
+			"$T_EXT3D" --instance $n kill $svc >/dev/null 2>&1
+			t_instance_wait_ready $n
+			t_ok $? "ready again after a SIGKILL of $svc ($isize)"
+		done
+		touch "$T_TMP/kstop"
+		wait $kpid
+		t_ok $([ "$(grep -c '^ok' "$T_TMP/kill.out")" -gt 10 ] && echo 0 || echo 1) \
+			"changes went through between the kills: $(grep -c '^ok' "$T_TMP/kill.out") ($isize)"
+		t_is "$(grep -v '^ok\|^EIO\|^ENODATA\|^ETIMEDOUT' "$T_TMP/kill.out" | sort -u | tr '\n' ' ')" "" \
+			"no answer but ok, EIO, ETIMEDOUT or ENODATA ($isize)"
+	fi
 	t_instance_stop $n
 	fsck_clean "after shutdown, blocks freed with their files ($isize)"
+	# The second change may find itself the block's last user and keep it.
+	b3=$(dbg "stat /s3" | sed -n 's/.*File ACL: \([0-9]*\).*/\1/p')
+	b4=$(dbg "stat /s4" | sed -n 's/.*File ACL: \([0-9]*\).*/\1/p')
+	t_ok $({ dbg "testb $sb" | grep -q 'not in use' || [ "$sb" = "$b3" ] ||
+		[ "$sb" = "$b4" ]; } && [ "$b3" != "$b4" ] && echo 0 || echo 1) \
+		"s3 and s4 have blocks of their own; the shared one is free or one of them ($isize)"
+	t_is "$(ea /s3 user.s3 | head -c 2)$(ea /s4 user.s4 | head -c 2)$(ea /s4 user.shared | head -c 1)" \
+		"ssssy" "both values there, and the shared one ($isize)"
 	t_is "$(ea /f user.big | head -c 5)" "bbbbb" "debugfs reads user.big ($isize)"
 	t_is "$(ea /f trusted.t)" "tv" "debugfs reads trusted.t ($isize)"
 	t_is "$(ea /s2 user.more | head -c 3)" "zzz" "debugfs reads s2's new value ($isize)"

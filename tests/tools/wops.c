@@ -9,7 +9,9 @@
  *   mknod PATH MODE [RDEV]     MODE in octal, with the type (0100644...)
  *   mkdir PATH MODE            MODE in octal, the permission bits
  *   symlink TARGET PATH        link OLD NEW        unlink PATH   rmdir PATH
- *   rename OLD NEW [noreplace]
+ *   rename OLD NEW [noreplace] [exchange]
+ *   fallocate PATH MODE OFF LEN    MODE as fallocate(2)'s (3: punch a hole)
+ *   actas UID GID [GROUP...]   the next calls act as that user (off: not)
  *   write PATH OFF TEXT [append] [sync]     fill PATH OFF LEN SEED [sync]
  *   read PATH OFF LEN          prints the bytes' crc (cksum's) and count
  *   cat PATH OFF LEN           prints the bytes as text
@@ -247,7 +249,8 @@ static int wo_ns(char **av, int ac)
 		snprintf(old, sizeof(old), "%s", name);
 		r = wo_parent(av[2], &dir2, &name2);
 		return r < 0 ? r : ext3d_rename_ino(wo_fs, dir, old, dir2, name2,
-						    wo_has(av, ac, "noreplace") ? EXT3D_RENAME_NOREPLACE : 0);
+						    (wo_has(av, ac, "noreplace") ? EXT3D_RENAME_NOREPLACE : 0) |
+						    (wo_has(av, ac, "exchange") ? EXT3D_RENAME_EXCHANGE : 0));
 	}
 	r = wo_parent(av[1], &dir, &name);
 	if (r < 0)
@@ -264,6 +267,22 @@ static int wo_ns(char **av, int ac)
 	if (r == 0)
 		wo_print_attr(&a);
 	return r == 0 ? 1 : r;
+}
+
+/* actas UID GID [GROUP...] or actas off. */
+static int wo_actas(char **av, int ac)
+{
+	ext3d_creds c = {0};
+
+	if (!strcmp(av[1], "off"))
+		return ext3d_act_as(wo_fs, NULL);
+	if (ac < 3)
+		return -EINVAL;
+	c.uid = (uint32_t)strtoul(av[1], NULL, 10);
+	c.gid = (uint32_t)strtoul(av[2], NULL, 10);
+	for (int i = 3; i < ac && c.ngroups < EXT3D_MAX_GROUPS; i++)
+		c.groups[c.ngroups++] = (uint32_t)strtoul(av[i], NULL, 10);
+	return ext3d_act_as(wo_fs, &c);
 }
 
 /* One command; 1 when it printed its own "ok" line. */
@@ -298,6 +317,8 @@ static int wo_run(char **av, int ac)
 	}
 	if (!strcmp(c, "sync"))
 		return ext3d_sync(wo_fs);
+	if (!strcmp(c, "actas") && ac >= 2)
+		return wo_actas(av, ac);
 	if (!strcmp(c, "sleep") && ac >= 2)
 		return usleep((useconds_t)strtoul(av[1], NULL, 10) * 1000), 0;
 	if (!strcmp(c, "statfs")) {
@@ -313,6 +334,9 @@ static int wo_run(char **av, int ac)
 		return r;
 	if (!strcmp(c, "fsync"))
 		return ext3d_fsync_ino(wo_fs, ino, wo_has(av, ac, "data"));
+	if (!strcmp(c, "fallocate") && ac >= 5)
+		return ext3d_fallocate_ino(wo_fs, ino, (int)strtol(av[2], NULL, 0),
+					   strtoull(av[3], NULL, 0), strtoull(av[4], NULL, 0));
 	if (!strcmp(c, "forget"))
 		return ext3d_forget(wo_fs, ino, UINT32_MAX); /* every grant it has */
 	if (!strcmp(c, "hold"))
