@@ -336,17 +336,7 @@ static int ps_moved(const struct timespec *a, const struct timespec *b)
 	return a->tv_sec != b->tv_sec || a->tv_nsec != b->tv_nsec;
 }
 
-/* A FIFO written through: the kernel's pipe code moves its mtime and ctime
- * (pipe_write -> file_update_time) on its own inode, and through FUSE that
- * update never reaches the daemon (the FUSE module forwards no time change
- * of a special file), so ext3d-fuse cannot show it: a FUSE limit, not an
- * ext3d answer. Such a FIFO's time moves are not compared (docs/fuse.md). */
-static int ps_fifo_written(const ps_op *op, const struct stat *st)
-{
-	return S_ISFIFO(st->st_mode) && (op->kind == PS_WRITE || (op->kind == PS_CREATE && op->b));
-}
-
-static void ps_watch_print(const ps_watch *w, const ps_op *op, ps_out *o)
+static void ps_watch_print(const ps_watch *w, ps_out *o)
 {
 	const char *sep = " |";
 
@@ -363,8 +353,6 @@ static void ps_watch_print(const ps_watch *w, const ps_op *op, ps_out *o)
 			ps_printf(o, "%s %s:gone", sep, name);
 		else if (st.st_ino != w->st[i].st_ino || st.st_dev != w->st[i].st_dev)
 			ps_printf(o, "%s %s:repl", sep, name);
-		else if (ps_fifo_written(op, &st))
-			ps_printf(o, "%s %s:fifo", sep, name);
 		else
 			ps_printf(o, "%s %s:%c%c", sep, name, ps_moved(&st.st_mtim, &w->st[i].st_mtim) ? 'm' : '-',
 				  ps_moved(&st.st_ctim, &w->st[i].st_ctim) ? 'c' : '-');
@@ -380,7 +368,7 @@ static void ps_step(const char *label, const ps_op *op)
 	ps_wait_tick();
 	ps_watch_init(&w, op);
 	ps_run_as(op, &o);
-	ps_watch_print(&w, op, &o);
+	ps_watch_print(&w, &o);
 	printf("%s u%u %s\n", label, ps_users[op->who].uid, o.buf);
 	fflush(stdout);
 }
