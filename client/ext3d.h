@@ -186,7 +186,13 @@ typedef struct ext3d_creds {
 	uint32_t uid, gid;
 	uint32_t ngroups;
 	uint32_t groups[EXT3D_MAX_GROUPS];
+	uint32_t flags;     /* EXT3D_CREDS_* */
 } ext3d_creds;
+/* flags: the caller of ext3d_act_as has checked c's permissions itself
+ * (ext3d-fuse: the kernel did), so inode-svc checks none again; c still
+ * owns what the calls create and may use the reserved blocks only as the
+ * kernel lets c (root, the superblock's resuid, a member of its resgid). */
+#define EXT3D_CREDS_CHECKED 0x1u
 int ext3d_act_as(ext3d *fs, const ext3d_creds *c);
 
 /* Writes by path; mode gets the calling process's umask, as the kernel

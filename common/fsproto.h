@@ -102,6 +102,11 @@ enum cm_fs_op {
 
 /* The caller's credentials; inode-svc honours them only from a privileged
  * peer (ext3d-fuse as root serving another user), else uses the peer's. */
+/* creds_flags: the privileged peer has checked the caller's permissions
+ * (the kernel did, for ext3d-fuse): inode-svc checks none again, and the
+ * creds only name the owner of what the call creates and whether it may
+ * take the reserved blocks (root, s_def_resuid, a member of s_def_resgid). */
+#define CM_FS_CREDS_CHECKED 0x1u
 typedef struct cm_fs_creds {
 	uint32_t uid, gid;
 	uint32_t ngroups;
@@ -141,6 +146,7 @@ typedef struct cm_fs_req {
 	uint32_t atime_ns, mtime_ns; /* setattr */
 	uint64_t range;        /* fallocate: the length of the range */
 	uint32_t umask;        /* mknod, symlink with CM_FS_MKNOD_UMASK */
+	uint32_t creds_flags;  /* with use_creds: CM_FS_CREDS_* */
 } cm_fs_req;
 
 typedef struct cm_fs_statfs {

@@ -257,6 +257,7 @@ static void ino_creds_of(ino_session *ss, const cm_fs_req *rq, ino_creds *c)
 	c->gid = rq->creds.gid;
 	c->ngroups = rq->creds.ngroups < CM_FS_MAX_GROUPS ? rq->creds.ngroups : CM_FS_MAX_GROUPS;
 	memcpy(c->groups, rq->creds.groups, sizeof(c->groups));
+	c->checked = (rq->creds_flags & CM_FS_CREDS_CHECKED) != 0;
 }
 
 void ino_dispatch(ino_session *ss, const cm_fs_req *rq, cm_fs_resp *rs, uint8_t *data)

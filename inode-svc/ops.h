@@ -89,6 +89,9 @@ int ino_op_stop(ino_txn *t, const uint32_t *inos, unsigned n, bool data);
 bool ino_cred_in_group(const ino_creds *c, uint32_t gid);
 /* The caller owns in, or is root. */
 bool ino_owner(const ino_inode *in, const ino_creds *c);
+/* Root, or creds a privileged peer has checked (CM_FS_CREDS_CHECKED):
+ * what the kernel's capable(CAP_FOWNER / CAP_FSETID) lets through. */
+bool ino_capable(const ino_creds *c);
 /* The sticky bit: may c remove or replace victim in dir? -EPERM. */
 int ino_perm_sticky(const ino_inode *dir, const ino_inode *victim, const ino_creds *c);
 

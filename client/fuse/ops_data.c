@@ -142,7 +142,10 @@ void xf_write(fuse_req_t req, fuse_ino_t ino, const char *buf, size_t size, off_
 
 	if (f && (f->flags & O_APPEND) && !x->cfg.writeback && !fi->writepage)
 		flags |= EXT3D_WRITE_APPEND;
-	n = off < 0 ? -EINVAL : ext3d_write_ino(x->fs, xf_ino(ino), buf, size, (uint64_t)off, flags);
+	n = off < 0 ? -EINVAL : xf_creds_checked(req);
+	if (n == 0)
+		n = ext3d_write_ino(x->fs, xf_ino(ino), buf, size, (uint64_t)off, flags);
+	xf_creds_end(req);
 	if (n < 0) {
 		fuse_reply_err(req, (int)-n);
 		return;
@@ -186,11 +189,11 @@ void xf_fallocate(fuse_req_t req, fuse_ino_t ino, int mode, off_t offset, off_t 
 	int r;
 
 	(void)fi;
-	if (offset < 0 || length <= 0)
-		r = -EINVAL;
-	else
+	r = offset < 0 || length <= 0 ? -EINVAL : xf_creds_checked(req);
+	if (r == 0)
 		r = ext3d_fallocate_ino(xf_of(req)->fs, xf_ino(ino), mode, (uint64_t)offset,
 					(uint64_t)length);
+	xf_creds_end(req);
 	fuse_reply_err(req, -r);
 }
 
@@ -209,11 +212,8 @@ void xf_copy_file_range(fuse_req_t req, fuse_ino_t ino_in, off_t off_in,
 		return;
 	}
 	buf = malloc(chunk ? chunk : 1);
-	if (!buf) {
-		fuse_reply_err(req, ENOMEM);
-		return;
-	}
-	while (done < len) {
+	r = buf ? xf_creds_checked(req) : -ENOMEM;
+	while (r == 0 && done < len) {
 		size_t want = len - done < chunk ? len - done : chunk;
 		ssize_t n = ext3d_read_ino(x->fs, xf_ino(ino_in), buf, want, (uint64_t)off_in + done);
 		ssize_t w = n > 0 ? ext3d_write_ino(x->fs, xf_ino(ino_out), buf, (size_t)n,
@@ -227,6 +227,7 @@ void xf_copy_file_range(fuse_req_t req, fuse_ino_t ino_in, off_t off_in,
 		if (w < n || (size_t)n < want)
 			break;
 	}
+	xf_creds_end(req);
 	free(buf);
 	if (done && fi_out)
 		__atomic_store_n(&xf_file_of(fi_out)->written, true, __ATOMIC_RELAXED);

@@ -94,6 +94,9 @@ void xf_reply_entry(fuse_req_t req, int r, const ext3d_attr *a);
 
 /* creds.c: the calling thread acts as req's caller until xf_creds_end. */
 int xf_creds_begin(fuse_req_t req);
+/* The same, with permissions taken as checked by the kernel: the caller
+ * counts for the reserved blocks only (and owns what is created). */
+int xf_creds_checked(fuse_req_t req);
 void xf_creds_end(fuse_req_t req);
 /* The permission bits a new inode of mode gets in req's context (the
  * caller's umask, until inode-svc applies default ACLs). */

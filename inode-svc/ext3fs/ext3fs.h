@@ -84,6 +84,9 @@ ino_fs *ino_fs_unmount(ino_fs *fs);
 const cm_ext3_geom *ino_fs_geom(const ino_fs *fs);
 /* The largest file size the block map allows (ext3_max_size()). */
 uint64_t ino_fs_max_size(const ino_fs *fs);
+/* Who besides root may use the reserved blocks: the superblock's
+ * s_def_resuid and s_def_resgid. */
+void ino_fs_resid(const ino_fs *fs, uint32_t *uid, uint32_t *gid);
 
 /* A decoded inode, host byte order. */
 typedef struct ino_inode {

@@ -4,7 +4,9 @@
 # ext3d-fuse mount of identical images, and prints the same.
 # chown(f, -1, -1) on set-id files, by the owner (the bits it kills go)
 # and by others (EPERM where a bit would go: a mode change, the owner's
-# right). e2fsck -fn is clean on both images.
+# right). The reserved blocks: uid 1000 fills the space that is not
+# reserved and gets ENOSPC with the reserved blocks still free, root then
+# writes into them until ENOSPC. e2fsck -fn is clean on both images.
 set -u
 . "$(dirname "$0")/../lib/tap.sh"
 . "$T_TOP/tests/lib/instance.sh"
@@ -59,6 +61,34 @@ for i, (mode, uid, gid, who) in enumerate([(0o2745, 0, 0, 1000), (0o2755, 0, 0, 
     print(f, oct(mode), "owner", uid, "by", who, "->", r, oct(os.stat(f).st_mode))
 os.mkdir("d"); os.chmod("d", 0o2775)
 print("dir by 1000 ->", chown_as(1000, "d"), oct(os.stat("d").st_mode))
+'
+
+both reserved '
+import os, errno
+os.mkdir("u"); os.chown("u", 1000, 1000)
+def fill(path):
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT, 0o644)
+    try:
+        while True:
+            os.write(fd, b"x" * 65536)
+    except OSError as e:
+        return e.errno
+    finally:
+        os.close(fd)
+pid = os.fork()
+if pid == 0:
+    os.setgid(1000); os.setuid(1000)
+    r = fill("u/a")
+    print("uid 1000 fills:", errno.errorcode.get(r, r))
+    os._exit(0)
+os.waitpid(pid, 0)
+sv = os.statvfs(".")
+print("uid 1000 left less than 64 KiB available:", sv.f_bavail * sv.f_bsize < 65536,
+      "and the reserved blocks free:", sv.f_bfree * sv.f_bsize > 65536)
+with open("r", "wb") as f:
+    f.write(b"z" * 65536)
+print("root writes 64 KiB: ok")
+print("root fills:", errno.errorcode.get(fill("r2"), 0))
 '
 
 t_umount "$mx"
