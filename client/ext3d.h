@@ -101,6 +101,12 @@ int ext3d_forget(ext3d *fs, uint64_t ino, uint64_t nlookup);
 int ext3d_readdir_ino(ext3d *fs, uint64_t dir, uint64_t *cookie, ext3d_dirent *ents, size_t max);
 /* Bytes read (0 at or past the end of file). */
 ssize_t ext3d_read_ino(ext3d *fs, uint64_t ino, void *buf, size_t len, uint64_t off);
+/* lseek(2)'s SEEK_DATA (3) or SEEK_HOLE (4) on regular file ino, from its
+ * block map as the kernel's ext3 answers: the offset (>= off) of the
+ * first mapped block or the first hole (the end of the file counts as a
+ * hole); -ENXIO for off at or past the end or no data after it, -EINVAL
+ * for another whence or file type. */
+int64_t ext3d_lseek_ino(ext3d *fs, uint64_t ino, uint64_t off, int whence);
 /* The target's length; the target is copied (not NUL-terminated) up to len. */
 ssize_t ext3d_readlink_ino(ext3d *fs, uint64_t ino, char *buf, size_t len);
 /* mask: R_OK, W_OK, X_OK of <unistd.h>, or-ed. */

@@ -51,6 +51,8 @@ enum cm_fs_op {
 	CM_FS_FALLOCATE = 23, /* ino, flags = fallocate(2)'s mode, offset, range = length:
 			       * PUNCH_HOLE|KEEP_SIZE frees the range's blocks and zeroes
 			       * its partial blocks; other modes -EOPNOTSUPP -> attr */
+	CM_FS_LSEEK = 24,   /* ino, offset, flags = CM_FS_SEEK_DATA or _HOLE -> next = the
+			     * offset found in the block map */
 	/* Extended attributes: full names ("user.x", "system.posix_acl_access")
 	 * in name, values in the data buffer, ACLs in the VFS's
 	 * posix_acl_xattr format. A get or list with length 0 asks for the
@@ -60,6 +62,10 @@ enum cm_fs_op {
 	CM_FS_LISTXATTR = 21,   /* ino, length = room -> length = list size, NUL-ended names */
 	CM_FS_REMOVEXATTR = 22, /* ino, name -> attr */
 };
+
+/* lseek: whence, Linux's values */
+#define CM_FS_SEEK_DATA 3u
+#define CM_FS_SEEK_HOLE 4u
 
 /* setxattr: fail with -EEXIST if it exists, or -ENODATA if it does not */
 #define CM_FS_XATTR_CREATE 0x1u

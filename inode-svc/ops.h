@@ -116,9 +116,9 @@ int ino_acl_store_new(ino_svc *s, ino_txn *t, ino_inode *in, const ino_newacl *n
  * INO_CRED_XATTR credits). */
 int ino_acl_follow_mode(ino_svc *s, ino_txn *t, ino_inode *in);
 
-/* ---- the handlers (ops_ns.c, ops_rm.c, ops_rename.c, ops_data.c, ops_xattr.c) ---- */
+/* ---- the handlers (ops_ns.c, ops_rm.c, ops_rename.c, ops_data.c, ops_xattr.c, ops_seek.c) ---- */
 ino_handler ino_h_mknod, ino_h_symlink, ino_h_link, ino_h_unlink, ino_h_rmdir, ino_h_rename,
 	ino_h_write, ino_h_setattr, ino_h_fallocate, ino_h_fsync, ino_h_sync, ino_h_getxattr,
-	ino_h_setxattr, ino_h_listxattr, ino_h_removexattr;
+	ino_h_setxattr, ino_h_listxattr, ino_h_removexattr, ino_h_lseek;
 
 #endif

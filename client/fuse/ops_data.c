@@ -4,9 +4,11 @@
  * write-back cache places the bytes), flush, release, fsync and fdatasync
  * (wait for the commit that holds the file's changes), fallocate (punch
  * hole; the other modes are EOPNOTSUPP, as on the kernel's ext3) and
- * copy_file_range (read, then write, through libext3d). The data calls
- * run as the daemon: the kernel checked the open's access mode, and an
- * open descriptor keeps its rights as the kernel's do. */
+ * copy_file_range (read, then write, through libext3d), lseek's
+ * SEEK_DATA / SEEK_HOLE (from the block map). The data calls run as the
+ * daemon: the kernel checked the open's access mode, and an open
+ * descriptor keeps its rights as the kernel's do; the ones that may take
+ * blocks name the caller for the reserved blocks (creds.c). */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
@@ -195,6 +197,20 @@ void xf_fallocate(fuse_req_t req, fuse_ino_t ino, int mode, off_t offset, off_t 
 					(uint64_t)length);
 	xf_creds_end(req);
 	fuse_reply_err(req, -r);
+}
+
+/* The kernel sends only SEEK_DATA and SEEK_HOLE (it does SEEK_SET, CUR
+ * and END itself); inode-svc answers from the block map. */
+void xf_lseek(fuse_req_t req, fuse_ino_t ino, off_t off, int whence, struct fuse_file_info *fi)
+{
+	int64_t r = off < 0 ? -ENXIO : ext3d_lseek_ino(xf_of(req)->fs, xf_ino(ino), (uint64_t)off,
+							whence);
+
+	(void)fi;
+	if (r < 0)
+		fuse_reply_err(req, (int)-r);
+	else
+		fuse_reply_lseek(req, (off_t)r);
 }
 
 void xf_copy_file_range(fuse_req_t req, fuse_ino_t ino_in, off_t off_in,

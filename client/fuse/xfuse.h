@@ -138,6 +138,7 @@ void xf_release(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi);
 void xf_fsync(fuse_req_t req, fuse_ino_t ino, int datasync, struct fuse_file_info *fi);
 void xf_fallocate(fuse_req_t req, fuse_ino_t ino, int mode, off_t offset, off_t length,
 		  struct fuse_file_info *fi);
+void xf_lseek(fuse_req_t req, fuse_ino_t ino, off_t off, int whence, struct fuse_file_info *fi);
 void xf_copy_file_range(fuse_req_t req, fuse_ino_t ino_in, off_t off_in,
 			struct fuse_file_info *fi_in, fuse_ino_t ino_out, off_t off_out,
 			struct fuse_file_info *fi_out, size_t len, int flags);

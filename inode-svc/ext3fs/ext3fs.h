@@ -136,6 +136,11 @@ int ino_inode_read_any(ino_fs *fs, uint32_t ino, ino_inode *ret);
  */
 int ino_bmap(ino_fs *fs, const ino_inode *in, uint64_t lblk,
 	     uint64_t *ret_pblk);
+/* The same, and *ret_span: with a hole, the number of blocks from lblk on
+ * that are a hole for the same missing pointer (an indirect block missing
+ * makes all it would map one hole); 1 for a mapped block. */
+int ino_bmap_span(ino_fs *fs, const ino_inode *in, uint64_t lblk,
+		  uint64_t *ret_pblk, uint64_t *ret_span);
 
 /*
  * Reads up to len bytes at off from a regular file or a directory, stopping
