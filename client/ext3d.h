@@ -159,6 +159,10 @@ ssize_t ext3d_write_ino(ext3d *fs, uint64_t ino, const void *buf, size_t len, ui
 #define EXT3D_SET_ATIME_NOW 0x40u
 #define EXT3D_SET_MTIME_NOW 0x80u
 #define EXT3D_SET_CTIME_NOW 0x100u /* only ctime moves (every change moves it) */
+/* Alone: the access time of a read, as the kernel's relatime mount keeps
+ * it: atime moves to now if it is not later than mtime or ctime, or is a
+ * day old; nothing else moves (not ctime). */
+#define EXT3D_SET_ATIME_ACCESS 0x200u
 typedef struct ext3d_setattr {
 	uint32_t mode;     /* permission bits (and set-id, sticky) */
 	uint32_t uid, gid;

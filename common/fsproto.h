@@ -98,6 +98,9 @@ enum cm_fs_op {
 #define CM_FS_SET_MTIME 0x20u    /* mtime, mtime_ns */
 #define CM_FS_SET_ATIME_NOW 0x40u
 #define CM_FS_SET_MTIME_NOW 0x80u
+/* alone: a read's access time (relatime): atime to now, if it is not
+ * later than mtime or ctime or is a day old; ctime stays */
+#define CM_FS_SET_ATIME_ACCESS 0x200u
 #define CM_FS_SET_CTIME_NOW 0x100u /* nothing but ctime, to now (chown(f, -1, -1)) */
 
 /* readdir: each entry carries its attributes (zeroed where the caller may

@@ -116,6 +116,10 @@ int ino_acl_store_new(ino_svc *s, ino_txn *t, ino_inode *in, const ino_newacl *n
  * INO_CRED_XATTR credits). */
 int ino_acl_follow_mode(ino_svc *s, ino_txn *t, ino_inode *in);
 
+/* ---- ops_atime.c ---- */
+/* setattr's CM_FS_SET_ATIME_ACCESS: a read's access time, as relatime. */
+int ino_setattr_access(ino_svc *s, const ino_creds *c, uint64_t ino, cm_fs_resp *rs);
+
 /* ---- the handlers (ops_ns.c, ops_rm.c, ops_rename.c, ops_data.c, ops_xattr.c, ops_seek.c) ---- */
 ino_handler ino_h_mknod, ino_h_symlink, ino_h_link, ino_h_unlink, ino_h_rmdir, ino_h_rename,
 	ino_h_write, ino_h_setattr, ino_h_fallocate, ino_h_fsync, ino_h_sync, ino_h_getxattr,

@@ -250,6 +250,8 @@ int ino_h_setattr(ino_session *ss, const ino_creds *c, const cm_fs_req *rq, cm_f
 	int r;
 
 	(void)data;
+	if (f == CM_FS_SET_ATIME_ACCESS)
+		return ino_setattr_access(s, c, rq->ino, rs);
 	if (f & ~known)
 		return -EINVAL;
 	ino_ilock(&ls, &ino, 1);

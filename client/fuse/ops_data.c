@@ -50,7 +50,8 @@ void xf_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 		fuse_reply_err(req, -r);
 		return;
 	}
-	fi->keep_cache = xf_keep_cache(x, &a);
+	/* A read relatime would time must reach the daemon (atime.c). */
+	fi->keep_cache = xf_keep_cache(x, &a) && !xf_atime_due(&a);
 	if (fuse_reply_open(req, fi) != 0)
 		free(xf_file_of(fi)); /* the opener went away */
 }
@@ -127,6 +128,8 @@ void xf_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, struct fuse
 	}
 	n = off < 0 ? -EINVAL : ext3d_read_ino(xf_of(req)->fs, xf_ino(ino), buf, size,
 					       (uint64_t)off);
+	if (n >= 0)
+		xf_accessed(xf_of(req), ino);
 	if (n < 0)
 		fuse_reply_err(req, (int)-n);
 	else

@@ -45,6 +45,7 @@ void xf_readlink(fuse_req_t req, fuse_ino_t ino)
 		return;
 	}
 	buf[n] = '\0';
+	xf_accessed(xf_of(req), ino);
 	fuse_reply_readlink(req, buf);
 }
 

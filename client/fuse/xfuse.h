@@ -102,6 +102,11 @@ void xf_creds_end(fuse_req_t req);
  * caller's umask, until inode-svc applies default ACLs). */
 uint32_t xf_new_mode(fuse_req_t req, uint32_t mode);
 
+/* atime.c: would relatime time a read of the file a describes now? */
+bool xf_atime_due(const ext3d_attr *a);
+/* After a read, readdir or readlink of ino: its access time (relatime). */
+void xf_accessed(xf_fs *x, fuse_ino_t ino);
+
 /* cache.c: may an open of the file a describes keep the kernel's page
  * cache (unchanged since the last open)? Records a either way. */
 bool xf_keep_cache(xf_fs *x, const ext3d_attr *a);

@@ -4,7 +4,9 @@
 # ext3d-fuse mount of identical images, and prints the same.
 # chown(f, -1, -1) on set-id files, by the owner (the bits it kills go)
 # and by others (EPERM where a bit would go: a mode change, the owner's
-# right). The reserved blocks: uid 1000 fills the space that is not
+# right). Access times as relatime keeps them (a read, a readdir, a
+# readlink move an old atime, not ctime; a second read does not). The
+# reserved blocks: uid 1000 fills the space that is not
 # reserved and gets ENOSPC with the reserved blocks still free, root then
 # writes into them until ENOSPC. e2fsck -fn is clean on both images.
 set -u
@@ -61,6 +63,28 @@ for i, (mode, uid, gid, who) in enumerate([(0o2745, 0, 0, 1000), (0o2755, 0, 0, 
     print(f, oct(mode), "owner", uid, "by", who, "->", r, oct(os.stat(f).st_mode))
 os.mkdir("d"); os.chmod("d", 0o2775)
 print("dir by 1000 ->", chown_as(1000, "d"), oct(os.stat("d").st_mode))
+'
+
+both relatime '
+import os, time
+open("rf", "w").write("data" * 100); os.mkdir("rd"); os.symlink("rf", "rl")
+old = 1000000000
+for p in ("rf", "rd"):
+    os.utime(p, (old, old + 10))
+os.utime("rl", (old, old + 10), follow_symlinks=False)
+time.sleep(1.1)
+def st(p):
+    s = os.lstat(p); return (s.st_atime_ns, s.st_ctime_ns)
+def moved(p, f):
+    a, c = st(p); f(); a2, c2 = st(p)
+    return "%s atime %s ctime %s" % (p, "moved" if a2 != a else "kept", "moved" if c2 != c else "kept")
+def rd(p):
+    with open(p) as f: f.read(10)
+print(moved("rf", lambda: rd("rf")))
+print(moved("rf", lambda: rd("rf")))
+print(moved("rd", lambda: os.listdir("rd")))
+print(moved("rl", lambda: os.readlink("rl")))
+print(moved("rl", lambda: os.stat("rl")))
 '
 
 both reserved '
