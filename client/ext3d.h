@@ -101,6 +101,12 @@ int ext3d_forget(ext3d *fs, uint64_t ino, uint64_t nlookup);
 int ext3d_readdir_ino(ext3d *fs, uint64_t dir, uint64_t *cookie, ext3d_dirent *ents, size_t max);
 /* Bytes read (0 at or past the end of file). */
 ssize_t ext3d_read_ino(ext3d *fs, uint64_t ino, void *buf, size_t len, uint64_t off);
+/* lseek(2)'s SEEK_DATA (3) or SEEK_HOLE (4) on regular file ino, from its
+ * block map as the kernel's ext3 answers: the offset (>= off) of the
+ * first mapped block or the first hole (the end of the file counts as a
+ * hole); -ENXIO for off at or past the end or no data after it, -EINVAL
+ * for another whence or file type. */
+int64_t ext3d_lseek_ino(ext3d *fs, uint64_t ino, uint64_t off, int whence);
 /* The target's length; the target is copied (not NUL-terminated) up to len. */
 ssize_t ext3d_readlink_ino(ext3d *fs, uint64_t ino, char *buf, size_t len);
 /* mask: R_OK, W_OK, X_OK of <unistd.h>, or-ed. */
@@ -153,6 +159,10 @@ ssize_t ext3d_write_ino(ext3d *fs, uint64_t ino, const void *buf, size_t len, ui
 #define EXT3D_SET_ATIME_NOW 0x40u
 #define EXT3D_SET_MTIME_NOW 0x80u
 #define EXT3D_SET_CTIME_NOW 0x100u /* only ctime moves (every change moves it) */
+/* Alone: the access time of a read, as the kernel's relatime mount keeps
+ * it: atime moves to now if it is not later than mtime or ctime, or is a
+ * day old; nothing else moves (not ctime). */
+#define EXT3D_SET_ATIME_ACCESS 0x200u
 typedef struct ext3d_setattr {
 	uint32_t mode;     /* permission bits (and set-id, sticky) */
 	uint32_t uid, gid;
@@ -186,7 +196,13 @@ typedef struct ext3d_creds {
 	uint32_t uid, gid;
 	uint32_t ngroups;
 	uint32_t groups[EXT3D_MAX_GROUPS];
+	uint32_t flags;     /* EXT3D_CREDS_* */
 } ext3d_creds;
+/* flags: the caller of ext3d_act_as has checked c's permissions itself
+ * (ext3d-fuse: the kernel did), so inode-svc checks none again; c still
+ * owns what the calls create and may use the reserved blocks only as the
+ * kernel lets c (root, the superblock's resuid, a member of its resgid). */
+#define EXT3D_CREDS_CHECKED 0x1u
 int ext3d_act_as(ext3d *fs, const ext3d_creds *c);
 
 /* Writes by path; mode gets the calling process's umask, as the kernel

@@ -51,6 +51,8 @@ enum cm_fs_op {
 	CM_FS_FALLOCATE = 23, /* ino, flags = fallocate(2)'s mode, offset, range = length:
 			       * PUNCH_HOLE|KEEP_SIZE frees the range's blocks and zeroes
 			       * its partial blocks; other modes -EOPNOTSUPP -> attr */
+	CM_FS_LSEEK = 24,   /* ino, offset, flags = CM_FS_SEEK_DATA or _HOLE -> next = the
+			     * offset found in the block map */
 	/* Extended attributes: full names ("user.x", "system.posix_acl_access")
 	 * in name, values in the data buffer, ACLs in the VFS's
 	 * posix_acl_xattr format. A get or list with length 0 asks for the
@@ -60,6 +62,10 @@ enum cm_fs_op {
 	CM_FS_LISTXATTR = 21,   /* ino, length = room -> length = list size, NUL-ended names */
 	CM_FS_REMOVEXATTR = 22, /* ino, name -> attr */
 };
+
+/* lseek: whence, Linux's values */
+#define CM_FS_SEEK_DATA 3u
+#define CM_FS_SEEK_HOLE 4u
 
 /* setxattr: fail with -EEXIST if it exists, or -ENODATA if it does not */
 #define CM_FS_XATTR_CREATE 0x1u
@@ -92,6 +98,9 @@ enum cm_fs_op {
 #define CM_FS_SET_MTIME 0x20u    /* mtime, mtime_ns */
 #define CM_FS_SET_ATIME_NOW 0x40u
 #define CM_FS_SET_MTIME_NOW 0x80u
+/* alone: a read's access time (relatime): atime to now, if it is not
+ * later than mtime or ctime or is a day old; ctime stays */
+#define CM_FS_SET_ATIME_ACCESS 0x200u
 #define CM_FS_SET_CTIME_NOW 0x100u /* nothing but ctime, to now (chown(f, -1, -1)) */
 
 /* readdir: each entry carries its attributes (zeroed where the caller may
@@ -102,6 +111,11 @@ enum cm_fs_op {
 
 /* The caller's credentials; inode-svc honours them only from a privileged
  * peer (ext3d-fuse as root serving another user), else uses the peer's. */
+/* creds_flags: the privileged peer has checked the caller's permissions
+ * (the kernel did, for ext3d-fuse): inode-svc checks none again, and the
+ * creds only name the owner of what the call creates and whether it may
+ * take the reserved blocks (root, s_def_resuid, a member of s_def_resgid). */
+#define CM_FS_CREDS_CHECKED 0x1u
 typedef struct cm_fs_creds {
 	uint32_t uid, gid;
 	uint32_t ngroups;
@@ -141,6 +155,7 @@ typedef struct cm_fs_req {
 	uint32_t atime_ns, mtime_ns; /* setattr */
 	uint64_t range;        /* fallocate: the length of the range */
 	uint32_t umask;        /* mknod, symlink with CM_FS_MKNOD_UMASK */
+	uint32_t creds_flags;  /* with use_creds: CM_FS_CREDS_* */
 } cm_fs_req;
 
 typedef struct cm_fs_statfs {

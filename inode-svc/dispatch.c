@@ -245,6 +245,7 @@ static const struct {
 	[CM_FS_SETXATTR] = {ino_h_setxattr, "setxattr", true, false},
 	[CM_FS_LISTXATTR] = {ino_h_listxattr, "listxattr", true, true},
 	[CM_FS_REMOVEXATTR] = {ino_h_removexattr, "removexattr", true, false},
+	[CM_FS_LSEEK] = {ino_h_lseek, "lseek", true, true},
 };
 
 /* The caller's credentials: the peer's, or those it passes if privileged. */
@@ -257,6 +258,7 @@ static void ino_creds_of(ino_session *ss, const cm_fs_req *rq, ino_creds *c)
 	c->gid = rq->creds.gid;
 	c->ngroups = rq->creds.ngroups < CM_FS_MAX_GROUPS ? rq->creds.ngroups : CM_FS_MAX_GROUPS;
 	memcpy(c->groups, rq->creds.groups, sizeof(c->groups));
+	c->checked = (rq->creds_flags & CM_FS_CREDS_CHECKED) != 0;
 }
 
 void ino_dispatch(ino_session *ss, const cm_fs_req *rq, cm_fs_resp *rs, uint8_t *data)

@@ -41,6 +41,7 @@ typedef struct ino_creds {
 	uint32_t uid, gid;
 	uint32_t ngroups;
 	uint32_t groups[CM_FS_MAX_GROUPS];
+	bool checked;    /* the privileged peer checked permissions (CM_FS_CREDS_CHECKED) */
 } ino_creds;
 
 typedef struct ino_svc ino_svc;

@@ -89,6 +89,9 @@ int ino_op_stop(ino_txn *t, const uint32_t *inos, unsigned n, bool data);
 bool ino_cred_in_group(const ino_creds *c, uint32_t gid);
 /* The caller owns in, or is root. */
 bool ino_owner(const ino_inode *in, const ino_creds *c);
+/* Root, or creds a privileged peer has checked (CM_FS_CREDS_CHECKED):
+ * what the kernel's capable(CAP_FOWNER / CAP_FSETID) lets through. */
+bool ino_capable(const ino_creds *c);
 /* The sticky bit: may c remove or replace victim in dir? -EPERM. */
 int ino_perm_sticky(const ino_inode *dir, const ino_inode *victim, const ino_creds *c);
 
@@ -113,9 +116,13 @@ int ino_acl_store_new(ino_svc *s, ino_txn *t, ino_inode *in, const ino_newacl *n
  * INO_CRED_XATTR credits). */
 int ino_acl_follow_mode(ino_svc *s, ino_txn *t, ino_inode *in);
 
-/* ---- the handlers (ops_ns.c, ops_rm.c, ops_rename.c, ops_data.c, ops_xattr.c) ---- */
+/* ---- ops_atime.c ---- */
+/* setattr's CM_FS_SET_ATIME_ACCESS: a read's access time, as relatime. */
+int ino_setattr_access(ino_svc *s, const ino_creds *c, uint64_t ino, cm_fs_resp *rs);
+
+/* ---- the handlers (ops_ns.c, ops_rm.c, ops_rename.c, ops_data.c, ops_xattr.c, ops_seek.c) ---- */
 ino_handler ino_h_mknod, ino_h_symlink, ino_h_link, ino_h_unlink, ino_h_rmdir, ino_h_rename,
 	ino_h_write, ino_h_setattr, ino_h_fallocate, ino_h_fsync, ino_h_sync, ino_h_getxattr,
-	ino_h_setxattr, ino_h_listxattr, ino_h_removexattr;
+	ino_h_setxattr, ino_h_listxattr, ino_h_removexattr, ino_h_lseek;
 
 #endif

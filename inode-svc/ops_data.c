@@ -57,7 +57,7 @@ static size_t ino_write_chunk(ino_svc *s, uint64_t off, size_t len)
 static int ino_write_loop(ino_svc *s, const ino_creds *c, ino_inode *in, const uint8_t *buf,
 			  size_t len, uint64_t off, bool sync, size_t *done)
 {
-	uint16_t kill = ino_killpriv(in, c->uid == 0);
+	uint16_t kill = ino_killpriv(in, ino_capable(c));
 	uint32_t tid;
 	ino_txn *t;
 	int r = 0;
@@ -150,7 +150,7 @@ int ino_h_write(ino_session *ss, const ino_creds *c, const cm_fs_req *rq, cm_fs_
 static int ino_setattr_check(const ino_creds *c, const cm_fs_req *rq, const ino_inode *in)
 {
 	uint32_t f = rq->flags;
-	bool root = c->uid == 0, owner = c->uid == in->uid;
+	bool root = ino_capable(c), owner = c->uid == in->uid;
 
 	if ((f & CM_FS_SET_UID) && !root && !(owner && rq->uid == in->uid))
 		return -EPERM;
@@ -197,7 +197,7 @@ static int ino_setattr_txn(ino_svc *s, const ino_creds *c, ino_txn *t, const cm_
 	int r = 0;
 
 	if ((f & CM_FS_SET_SIZE) && rq->offset != in->size) {
-		in->mode &= (uint16_t)~ino_killpriv(in, c->uid == 0);
+		in->mode &= (uint16_t)~ino_killpriv(in, ino_capable(c));
 		r = ino_truncate(s->fs, t, in, rq->offset);
 		if (r < 0)
 			return r;
@@ -207,7 +207,7 @@ static int ino_setattr_txn(ino_svc *s, const ino_creds *c, ino_txn *t, const cm_
 	if (f & CM_FS_SET_MODE) {
 		uint16_t mode = (uint16_t)(rq->mode & 07777);
 		uint32_t gid = (f & CM_FS_SET_GID) ? rq->gid : in->gid;
-		if (c->uid != 0 && !ino_cred_in_group(c, gid))
+		if (!ino_capable(c) && !ino_cred_in_group(c, gid))
 			mode &= (uint16_t)~S_ISGID;
 		in->mode = (uint16_t)((in->mode & S_IFMT) | mode);
 	}
@@ -250,6 +250,8 @@ int ino_h_setattr(ino_session *ss, const ino_creds *c, const cm_fs_req *rq, cm_f
 	int r;
 
 	(void)data;
+	if (f == CM_FS_SET_ATIME_ACCESS)
+		return ino_setattr_access(s, c, rq->ino, rs);
 	if (f & ~known)
 		return -EINVAL;
 	ino_ilock(&ls, &ino, 1);

@@ -18,6 +18,7 @@
 #include "internal.h"
 #include "journal.h"
 #include "log.h"
+#include "ops.h"
 
 #define INO_ALLOC_TIMEOUT_MS 10000
 
@@ -54,6 +55,20 @@ static int ino_txn_note(ino_txn *t, int r)
 	return r;
 }
 
+/* May c's allocations use the reserved blocks? As ext4_has_free_clusters
+ * decides: the superblock's resuid (0 unless tune2fs -u), a member of its
+ * resgid (unless that is 0), or root (capable(CAP_SYS_RESOURCE)). A
+ * caller's checked creds count here too: ext3d-fuse writes as the daemon
+ * but passes the writer, so that a non-root writer gets ENOSPC where the
+ * kernel gives it. The service's own work (no creds) may. */
+static bool ino_txn_may_reserve(ino_svc *s, const ino_creds *c)
+{
+	uint32_t resuid, resgid;
+
+	ino_fs_resid(s->fs, &resuid, &resgid);
+	return c->uid == 0 || c->uid == resuid || (resgid != 0 && ino_cred_in_group(c, resgid));
+}
+
 int ino_txn_start(ino_svc *s, const ino_creds *c, int credits, ino_txn **ret)
 {
 	ino_txn *t = &ino_tl_txn;
@@ -70,8 +85,7 @@ int ino_txn_start(ino_svc *s, const ino_creds *c, int credits, ino_txn **ret)
 	}
 	t->s = s;
 	t->err = 0;
-	/* Root (and the service's own work) may use the reserved blocks. */
-	t->reserved = !c || c->uid == 0;
+	t->reserved = !c || ino_txn_may_reserve(s, c);
 	clock_gettime(CLOCK_REALTIME, &t->now);
 	*ret = t;
 	return 0;

@@ -60,6 +60,7 @@ const struct fuse_lowlevel_ops xf_ops = {
 	.access = xf_access,
 	.create = xf_create,
 	.fallocate = xf_fallocate,
+	.lseek = xf_lseek,
 	.readdirplus = xf_readdirplus,
 	.copy_file_range = xf_copy_file_range,
 	.getxattr = xf_getxattr,

@@ -6,6 +6,7 @@
  * sends the mode it wants. */
 #include <errno.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/statvfs.h>
 
 #include "xfuse.h"
@@ -65,6 +66,53 @@ static unsigned xf_setattr_from(const struct stat *st, int to_set, ext3d_setattr
 	return valid;
 }
 
+/* Is req's caller in group gid (its fsgid or a supplementary group)? */
+static bool xf_in_group(fuse_req_t req, gid_t gid)
+{
+	gid_t groups[EXT3D_MAX_GROUPS];
+	int n = fuse_req_getgroups(req, EXT3D_MAX_GROUPS, groups);
+
+	if (fuse_req_ctx(req)->gid == gid)
+		return true;
+	for (int i = 0; i < n && i < EXT3D_MAX_GROUPS; i++)
+		if (groups[i] == gid)
+			return true;
+	return false;
+}
+
+/* A setattr with no field is chown(f, -1, -1) (or, with the write-back
+ * cache, a ctime update). On the kernel's ext3, chown of a non-directory
+ * also kills the set-user-ID bit, and the set-group-ID bit when the
+ * group may execute or the caller is neither in the file's group nor
+ * root (chown_common: ATTR_KILL_SUID, setattr_should_drop_sgid), even
+ * with both ids -1; notify_change turns the kill of a bit that is set
+ * into ATTR_MODE, and a mode change is the owner's right (setattr_prepare):
+ * EPERM for anyone else but root. The FUSE module sends no mode in this
+ * case, so the daemon works it out: 0 (set and valid take the new mode),
+ * or -EPERM. */
+static int xf_chown_none(fuse_req_t req, xf_fs *x, uint64_t ino, ext3d_setattr *set,
+			 unsigned *valid)
+{
+	uid_t uid = fuse_req_ctx(req)->uid;
+	uint32_t kill = 0;
+	ext3d_attr a;
+	int r = ext3d_getattr(x->fs, ino, &a);
+
+	if (r < 0 || S_ISDIR(a.mode))
+		return r < 0 ? r : 0;
+	if (a.mode & S_ISUID)
+		kill |= S_ISUID;
+	if ((a.mode & S_ISGID) && ((a.mode & S_IXGRP) || (uid != 0 && !xf_in_group(req, a.gid))))
+		kill |= S_ISGID;
+	if (!kill)
+		return 0;
+	if (uid != 0 && uid != a.uid)
+		return -EPERM;
+	*valid |= EXT3D_SET_MODE;
+	set->mode = a.mode & 07777 & ~kill;
+	return 0;
+}
+
 void xf_setattr(fuse_req_t req, fuse_ino_t ino, struct stat *attr, int to_set,
 		struct fuse_file_info *fi)
 {
@@ -82,9 +130,11 @@ void xf_setattr(fuse_req_t req, fuse_ino_t ino, struct stat *attr, int to_set,
 	}
 	/* Nothing else to set (chown(f, -1, -1), or the write-back cache's
 	 * ctime): ctime still moves, as on the kernel's ext3. */
+	r = valid ? 0 : xf_chown_none(req, x, xf_ino(ino), &set, &valid);
 	if (!valid)
 		valid = EXT3D_SET_CTIME_NOW;
-	r = ext3d_setattr_ino(x->fs, xf_ino(ino), &set, valid, &a);
+	if (r == 0)
+		r = ext3d_setattr_ino(x->fs, xf_ino(ino), &set, valid, &a);
 	if (r < 0) {
 		fuse_reply_err(req, -r);
 		return;

@@ -4,9 +4,11 @@
  * write-back cache places the bytes), flush, release, fsync and fdatasync
  * (wait for the commit that holds the file's changes), fallocate (punch
  * hole; the other modes are EOPNOTSUPP, as on the kernel's ext3) and
- * copy_file_range (read, then write, through libext3d). The data calls
- * run as the daemon: the kernel checked the open's access mode, and an
- * open descriptor keeps its rights as the kernel's do. */
+ * copy_file_range (read, then write, through libext3d), lseek's
+ * SEEK_DATA / SEEK_HOLE (from the block map). The data calls run as the
+ * daemon: the kernel checked the open's access mode, and an open
+ * descriptor keeps its rights as the kernel's do; the ones that may take
+ * blocks name the caller for the reserved blocks (creds.c). */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
@@ -48,7 +50,8 @@ void xf_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 		fuse_reply_err(req, -r);
 		return;
 	}
-	fi->keep_cache = xf_keep_cache(x, &a);
+	/* A read relatime would time must reach the daemon (atime.c). */
+	fi->keep_cache = xf_keep_cache(x, &a) && !xf_atime_due(&a);
 	if (fuse_reply_open(req, fi) != 0)
 		free(xf_file_of(fi)); /* the opener went away */
 }
@@ -125,6 +128,8 @@ void xf_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, struct fuse
 	}
 	n = off < 0 ? -EINVAL : ext3d_read_ino(xf_of(req)->fs, xf_ino(ino), buf, size,
 					       (uint64_t)off);
+	if (n >= 0)
+		xf_accessed(xf_of(req), ino);
 	if (n < 0)
 		fuse_reply_err(req, (int)-n);
 	else
@@ -142,7 +147,10 @@ void xf_write(fuse_req_t req, fuse_ino_t ino, const char *buf, size_t size, off_
 
 	if (f && (f->flags & O_APPEND) && !x->cfg.writeback && !fi->writepage)
 		flags |= EXT3D_WRITE_APPEND;
-	n = off < 0 ? -EINVAL : ext3d_write_ino(x->fs, xf_ino(ino), buf, size, (uint64_t)off, flags);
+	n = off < 0 ? -EINVAL : xf_creds_checked(req);
+	if (n == 0)
+		n = ext3d_write_ino(x->fs, xf_ino(ino), buf, size, (uint64_t)off, flags);
+	xf_creds_end(req);
 	if (n < 0) {
 		fuse_reply_err(req, (int)-n);
 		return;
@@ -186,12 +194,26 @@ void xf_fallocate(fuse_req_t req, fuse_ino_t ino, int mode, off_t offset, off_t 
 	int r;
 
 	(void)fi;
-	if (offset < 0 || length <= 0)
-		r = -EINVAL;
-	else
+	r = offset < 0 || length <= 0 ? -EINVAL : xf_creds_checked(req);
+	if (r == 0)
 		r = ext3d_fallocate_ino(xf_of(req)->fs, xf_ino(ino), mode, (uint64_t)offset,
 					(uint64_t)length);
+	xf_creds_end(req);
 	fuse_reply_err(req, -r);
+}
+
+/* The kernel sends only SEEK_DATA and SEEK_HOLE (it does SEEK_SET, CUR
+ * and END itself); inode-svc answers from the block map. */
+void xf_lseek(fuse_req_t req, fuse_ino_t ino, off_t off, int whence, struct fuse_file_info *fi)
+{
+	int64_t r = off < 0 ? -ENXIO : ext3d_lseek_ino(xf_of(req)->fs, xf_ino(ino), (uint64_t)off,
+							whence);
+
+	(void)fi;
+	if (r < 0)
+		fuse_reply_err(req, (int)-r);
+	else
+		fuse_reply_lseek(req, (off_t)r);
 }
 
 void xf_copy_file_range(fuse_req_t req, fuse_ino_t ino_in, off_t off_in,
@@ -209,11 +231,8 @@ void xf_copy_file_range(fuse_req_t req, fuse_ino_t ino_in, off_t off_in,
 		return;
 	}
 	buf = malloc(chunk ? chunk : 1);
-	if (!buf) {
-		fuse_reply_err(req, ENOMEM);
-		return;
-	}
-	while (done < len) {
+	r = buf ? xf_creds_checked(req) : -ENOMEM;
+	while (r == 0 && done < len) {
 		size_t want = len - done < chunk ? len - done : chunk;
 		ssize_t n = ext3d_read_ino(x->fs, xf_ino(ino_in), buf, want, (uint64_t)off_in + done);
 		ssize_t w = n > 0 ? ext3d_write_ino(x->fs, xf_ino(ino_out), buf, (size_t)n,
@@ -227,6 +246,7 @@ void xf_copy_file_range(fuse_req_t req, fuse_ino_t ino_in, off_t off_in,
 		if (w < n || (size_t)n < want)
 			break;
 	}
+	xf_creds_end(req);
 	free(buf);
 	if (done && fi_out)
 		__atomic_store_n(&xf_file_of(fi_out)->written, true, __ATOMIC_RELAXED);

@@ -92,6 +92,8 @@ static void xf_readdir_any(fuse_req_t req, fuse_ino_t ino, size_t size, off_t of
 			break;
 		used += need;
 	}
+	if (n >= 0)
+		xf_accessed(x, ino);
 	if (n < 0)
 		fuse_reply_err(req, -n);
 	else if (fuse_reply_buf(req, buf, used) != 0)

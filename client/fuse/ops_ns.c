@@ -45,6 +45,7 @@ void xf_readlink(fuse_req_t req, fuse_ino_t ino)
 		return;
 	}
 	buf[n] = '\0';
+	xf_accessed(xf_of(req), ino);
 	fuse_reply_readlink(req, buf);
 }
 
@@ -89,7 +90,11 @@ void xf_symlink(fuse_req_t req, const char *link, fuse_ino_t parent, const char 
 void xf_link(fuse_req_t req, fuse_ino_t ino, fuse_ino_t newparent, const char *newname)
 {
 	ext3d_attr a;
-	int r = ext3d_link_ino(xf_of(req)->fs, xf_ino(ino), xf_ino(newparent), newname, &a);
+	int r = xf_creds_checked(req);
+
+	if (r == 0)
+		r = ext3d_link_ino(xf_of(req)->fs, xf_ino(ino), xf_ino(newparent), newname, &a);
+	xf_creds_end(req);
 
 	xf_reply_entry(req, r, &a);
 }
@@ -108,6 +113,7 @@ void xf_rename(fuse_req_t req, fuse_ino_t parent, const char *name, fuse_ino_t n
 	       const char *newname, unsigned int flags)
 {
 	unsigned f = 0;
+	int r;
 
 	if (flags & ~(unsigned)(RENAME_NOREPLACE | RENAME_EXCHANGE)) {
 		fuse_reply_err(req, EINVAL); /* RENAME_WHITEOUT: ext3 has no whiteouts */
@@ -117,6 +123,10 @@ void xf_rename(fuse_req_t req, fuse_ino_t parent, const char *name, fuse_ino_t n
 		f |= EXT3D_RENAME_NOREPLACE;
 	if (flags & RENAME_EXCHANGE)
 		f |= EXT3D_RENAME_EXCHANGE;
-	fuse_reply_err(req, -ext3d_rename_ino(xf_of(req)->fs, xf_ino(parent), name,
-					      xf_ino(newparent), newname, f));
+	r = xf_creds_checked(req);
+	if (r == 0)
+		r = ext3d_rename_ino(xf_of(req)->fs, xf_ino(parent), name, xf_ino(newparent),
+				     newname, f);
+	xf_creds_end(req);
+	fuse_reply_err(req, -r);
 }

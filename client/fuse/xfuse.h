@@ -94,11 +94,19 @@ void xf_reply_entry(fuse_req_t req, int r, const ext3d_attr *a);
 
 /* creds.c: the calling thread acts as req's caller until xf_creds_end. */
 int xf_creds_begin(fuse_req_t req);
+/* The same, with permissions taken as checked by the kernel: the caller
+ * counts for the reserved blocks only (and owns what is created). */
+int xf_creds_checked(fuse_req_t req);
 void xf_creds_end(fuse_req_t req);
 /* The caller's umask, which the kernel leaves to the daemon (DONT_MASK,
  * POSIX_ACL): inode-svc applies it to a new inode's mode, or the
  * directory's default ACL instead (ext3d_mknod_umask_ino). */
 uint32_t xf_umask(fuse_req_t req);
+
+/* atime.c: would relatime time a read of the file a describes now? */
+bool xf_atime_due(const ext3d_attr *a);
+/* After a read, readdir or readlink of ino: its access time (relatime). */
+void xf_accessed(xf_fs *x, fuse_ino_t ino);
 
 /* cache.c: may an open of the file a describes keep the kernel's page
  * cache (unchanged since the last open)? Records a either way. */
@@ -136,6 +144,7 @@ void xf_release(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi);
 void xf_fsync(fuse_req_t req, fuse_ino_t ino, int datasync, struct fuse_file_info *fi);
 void xf_fallocate(fuse_req_t req, fuse_ino_t ino, int mode, off_t offset, off_t length,
 		  struct fuse_file_info *fi);
+void xf_lseek(fuse_req_t req, fuse_ino_t ino, off_t off, int whence, struct fuse_file_info *fi);
 void xf_copy_file_range(fuse_req_t req, fuse_ino_t ino_in, off_t off_in,
 			struct fuse_file_info *fi_in, fuse_ino_t ino_out, off_t off_out,
 			struct fuse_file_info *fi_out, size_t len, int flags);

@@ -11,6 +11,7 @@
 static _Thread_local struct {
 	const ext3d *fs;               /* NULL: the thread acts as the process */
 	cm_fs_creds creds;
+	uint32_t flags;                /* CM_FS_CREDS_* */
 } x3_act;
 
 _Static_assert(EXT3D_MAX_GROUPS == CM_FS_MAX_GROUPS, "ext3d.h's group limit is fsproto.h's");
@@ -27,6 +28,7 @@ int ext3d_act_as(ext3d *fs, const ext3d_creds *c)
 	if (c->ngroups > EXT3D_MAX_GROUPS)
 		return -EINVAL;
 	x3_act.creds = (cm_fs_creds){.uid = c->uid, .gid = c->gid, .ngroups = c->ngroups};
+	x3_act.flags = c->flags & EXT3D_CREDS_CHECKED ? CM_FS_CREDS_CHECKED : 0;
 	memcpy(x3_act.creds.groups, c->groups, c->ngroups * sizeof(c->groups[0]));
 	x3_act.fs = fs;
 	return 0;
@@ -38,4 +40,5 @@ void x3_act_apply(const ext3d *fs, cm_fs_req *req)
 		return;
 	req->use_creds = 1;
 	req->creds = x3_act.creds;
+	req->creds_flags = x3_act.flags;
 }

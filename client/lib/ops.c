@@ -103,6 +103,16 @@ int ext3d_access_ino(ext3d *fs, uint64_t ino, int mask)
 	return x3_simple(fs, &req, NULL);
 }
 
+int64_t ext3d_lseek_ino(ext3d *fs, uint64_t ino, uint64_t off, int whence)
+{
+	cm_fs_req req = {.hdr.op = CM_FS_LSEEK, .ino = ino, .offset = off,
+			 .flags = (uint32_t)whence};
+	cm_fs_resp resp;
+	int r = x3_call(fs, &req, &resp, NULL, 0);
+
+	return r < 0 ? r : (int64_t)resp.next;
+}
+
 #define X3_READDIR_BUF (64 * 1024)
 
 /* Unpacks the entries inode-svc put in buf (it is trusted, but bounds are

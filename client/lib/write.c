@@ -182,9 +182,10 @@ int ext3d_setattr_ino(ext3d *fs, uint64_t ino, const ext3d_setattr *set, unsigne
 
 	_Static_assert(EXT3D_SET_MODE == CM_FS_SET_MODE && EXT3D_SET_SIZE == CM_FS_SET_SIZE &&
 			       EXT3D_SET_MTIME_NOW == CM_FS_SET_MTIME_NOW &&
-			       EXT3D_SET_CTIME_NOW == CM_FS_SET_CTIME_NOW,
+			       EXT3D_SET_CTIME_NOW == CM_FS_SET_CTIME_NOW &&
+			       EXT3D_SET_ATIME_ACCESS == CM_FS_SET_ATIME_ACCESS,
 		       "ext3d.h's setattr bits are fsproto.h's");
-	if (valid & ~0x1ffu)
+	if (valid & ~0x3ffu)
 		return -EINVAL;
 	return x3_wcall(fs, &req, NULL, 0, ret);
 }

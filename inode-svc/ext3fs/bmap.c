@@ -87,6 +87,14 @@ static int read_pointer(ino_fs *fs, uint64_t blk, unsigned slot,
 int ino_bmap(ino_fs *fs, const ino_inode *in, uint64_t lblk,
 	     uint64_t *ret_pblk)
 {
+	uint64_t span;
+
+	return ino_bmap_span(fs, in, lblk, ret_pblk, &span);
+}
+
+int ino_bmap_span(ino_fs *fs, const ino_inode *in, uint64_t lblk,
+		  uint64_t *ret_pblk, uint64_t *ret_span)
+{
 	unsigned path[4];
 	uint64_t holder;
 	uint32_t ptr;
@@ -112,5 +120,17 @@ int ino_bmap(ino_fs *fs, const ino_inode *in, uint64_t lblk,
 			return r;
 	}
 	*ret_pblk = ptr;
+	/* A hole: the missing pointer at `level` would map a whole subtree;
+	 * lblk is `into` blocks inside it. */
+	*ret_span = 1;
+	if (ptr == 0) {
+		uint64_t span = 1, into = 0;
+
+		for (int k = depth; k > level; k--) {
+			into += path[k] * span;
+			span *= fs->addr_per_block;
+		}
+		*ret_span = span - into;
+	}
 	return 0;
 }

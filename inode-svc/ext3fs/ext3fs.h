@@ -84,6 +84,9 @@ ino_fs *ino_fs_unmount(ino_fs *fs);
 const cm_ext3_geom *ino_fs_geom(const ino_fs *fs);
 /* The largest file size the block map allows (ext3_max_size()). */
 uint64_t ino_fs_max_size(const ino_fs *fs);
+/* Who besides root may use the reserved blocks: the superblock's
+ * s_def_resuid and s_def_resgid. */
+void ino_fs_resid(const ino_fs *fs, uint32_t *uid, uint32_t *gid);
 
 /* A decoded inode, host byte order. */
 typedef struct ino_inode {
@@ -133,6 +136,11 @@ int ino_inode_read_any(ino_fs *fs, uint32_t ino, ino_inode *ret);
  */
 int ino_bmap(ino_fs *fs, const ino_inode *in, uint64_t lblk,
 	     uint64_t *ret_pblk);
+/* The same, and *ret_span: with a hole, the number of blocks from lblk on
+ * that are a hole for the same missing pointer (an indirect block missing
+ * makes all it would map one hole); 1 for a mapped block. */
+int ino_bmap_span(ino_fs *fs, const ino_inode *in, uint64_t lblk,
+		  uint64_t *ret_pblk, uint64_t *ret_span);
 
 /*
  * Reads up to len bytes at off from a regular file or a directory, stopping

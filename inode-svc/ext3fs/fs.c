@@ -343,3 +343,9 @@ uint64_t ino_fs_max_size(const ino_fs *fs)
 {
 	return fs->max_size;
 }
+
+void ino_fs_resid(const ino_fs *fs, uint32_t *uid, uint32_t *gid)
+{
+	*uid = cm_le16(fs->sb.s_def_resuid);
+	*gid = cm_le16(fs->sb.s_def_resgid);
+}

@@ -8,8 +8,10 @@
 # as uid 1000 too (owner and group of new files, umask, a set-group-ID
 # directory, a sticky one, set-uid taken away by a write), the mount's
 # errors (missing, not a directory, busy mount point, no instance), a
-# restart of inode-svc under the mount; then unmount, shutdown,
-# e2fsck -fn clean and a kernel loop mount showing the same tree.
+# restart of inode-svc under the mount; lseek's SEEK_DATA / SEEK_HOLE on a
+# sparse file reaching every level of the block map; then unmount,
+# shutdown, e2fsck -fn clean and a kernel loop mount showing the same tree
+# and giving the same SEEK_DATA / SEEK_HOLE answers.
 set -u
 . "$(dirname "$0")/../lib/tap.sh"
 . "$T_TOP/tests/lib/instance.sh"
@@ -201,6 +203,42 @@ t_is "$(ls -l "$m/big-dir" | grep -c file-with)" 400 "readdirplus with attribute
 rm -r "$m/big-dir"
 t_is "$(ls "$m" | tr '\n' ' ')" "a big copy copy2 d e h lost+found x2 x3 " "rm -r"
 
+# lseek's SEEK_DATA and SEEK_HOLE, from the block map; the kernel answers
+# on the same file at the end.
+seekpy='
+import errno, os, sys
+# argv: PATH make|query. make: a sparse file with data in the direct, the
+# single-, double- and triple-indirect parts of the map (1 KiB blocks),
+# holes between, and a hole at the end. query: SEEK_DATA and SEEK_HOLE
+# from offsets around each edge.
+p, what = sys.argv[1], sys.argv[2]
+K, M = 1024, 1024 * 1024
+if what == "make":
+    fd = os.open(p, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
+    for off, n in ((0, 100), (20000, 1000), (300 * K + 10, 3000), (70 * M + 5, 10)):
+        os.pwrite(fd, b"d" * n, off)
+    os.ftruncate(fd, 80 * M)
+    os.fsync(fd)
+    os.close(fd)
+    sys.exit(0)
+fd = os.open(p, os.O_RDONLY)
+out = []
+for off in (0, 50, 100, 1023, 1024, 5000, 19455, 19456, 20500, 21500, 21504,
+            300 * K, 300 * K + 10, 304 * K, M, 70 * M, 70 * M + 5, 70 * M + 1024,
+            80 * M - 1, 80 * M, 80 * M + 10):
+    for w, name in ((os.SEEK_DATA, "D"), (os.SEEK_HOLE, "H")):
+        try:
+            out.append("%s%d=%d" % (name, off, os.lseek(fd, off, w)))
+        except OSError as e:
+            out.append("%s%d=%s" % (name, off, errno.errorcode[e.errno]))
+print(" ".join(out))
+'
+python3 -c "$seekpy" "$m/sparse" make
+seek_fuse=$(python3 -c "$seekpy" "$m/sparse" query)
+t_is "$(echo "$seek_fuse" | cut -d' ' -f1-4)" "D0=0 H0=1024 D50=50 H50=1024" \
+	"SEEK_DATA and SEEK_HOLE come from the block map"
+t_diag "seek answers: $seek_fuse"
+
 # As uid 1000: owner, group, umask, set-gid and sticky directories, set-uid.
 as() { setpriv --reuid=1000 --regid=1000 --clear-groups "$@"; }
 mkdir -m 777 "$m/pub"
@@ -330,11 +368,14 @@ t_ok $? "e2fsck -fn clean"
 mkdir "$T_TMP/kmnt"
 if mount -o loop,ro "$img" "$T_TMP/kmnt" 2>/dev/null; then
 	tree "$T_TMP/kmnt" >"$T_TMP/tree.kernel"
+	seek_kernel=$(python3 -c "$seekpy" "$T_TMP/kmnt/sparse" query)
 	umount "$T_TMP/kmnt"
 	diff "$T_TMP/tree.fuse" "$T_TMP/tree.kernel" >"$T_TMP/tree.diff"
 	t_ok $? "the kernel sees the same tree"
 	sed 's/^/# /' "$T_TMP/tree.diff" | head -20
+	t_is "$seek_kernel" "$seek_fuse" "the kernel's SEEK_DATA and SEEK_HOLE on the same file agree"
 else
 	t_skip "no loop device" "the kernel sees the same tree"
+	t_skip "no loop device" "the kernel's SEEK_DATA and SEEK_HOLE agree"
 fi
 t_done

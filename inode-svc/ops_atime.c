@@ -1,0 +1,55 @@
+/* ops_atime.c - the access time of a read (setattr with
+ * CM_FS_SET_ATIME_ACCESS alone), kept as the kernel's ext3 keeps it on a
+ * relatime mount, its default: touch_atime moves atime to now only when
+ * relatime_need_update says so (atime not later than mtime, or than
+ * ctime, or a day old), and nothing else moves (inode_update_time with
+ * S_ATIME: not ctime). ext3d-fuse asks after each read, readdir and
+ * readlink, which the FUSE module does not time itself (S_NOATIME). */
+#include <time.h>
+
+#include "internal.h"
+#include "ops.h"
+
+#define INO_RELATIME_SECS (24 * 60 * 60)
+
+static bool ino_ts_le(uint32_t s1, uint32_t ns1, uint32_t s2, uint32_t ns2)
+{
+	return s1 < s2 || (s1 == s2 && ns1 <= ns2);
+}
+
+static bool ino_atime_due(const ino_inode *in)
+{
+	struct timespec now;
+
+	clock_gettime(CLOCK_REALTIME, &now);
+	return ino_ts_le(in->atime, in->atime_ns, in->mtime, in->mtime_ns) ||
+	       ino_ts_le(in->atime, in->atime_ns, in->ctime, in->ctime_ns) ||
+	       (int64_t)now.tv_sec - (int64_t)in->atime >= INO_RELATIME_SECS;
+}
+
+int ino_setattr_access(ino_svc *s, const ino_creds *c, uint64_t ino, cm_fs_resp *rs)
+{
+	uint32_t ino32 = (uint32_t)ino;
+	ino_ilockset ls;
+	ino_inode in;
+	ino_txn *t;
+	int r;
+
+	ino_ilock(&ls, &ino32, 1);
+	r = ino_op_read(s, ino, &in);
+	if (r == 0 && !ino_capable(c))
+		r = ino_perm(&in, c, 4); /* a reader's: it may read the inode */
+	if (r == 0 && ino_atime_due(&in) && (r = ino_txn_start(s, c, INO_CRED_INODE, &t)) == 0) {
+		struct timespec now = ino_txn_now(t);
+
+		in.atime = (uint32_t)now.tv_sec;
+		in.atime_ns = EXT3_INODE_FITS(in.extra_isize, i_atime_extra) ? (uint32_t)now.tv_nsec : 0;
+		r = ino_inode_write(s->fs, t, &in);
+		int st = ino_op_stop(t, &ino32, 1, false);
+		r = r < 0 ? r : st;
+	}
+	ino_iunlock(&ls);
+	if (r == 0)
+		ino_attr_fill(s, &in, &rs->attr);
+	return r;
+}

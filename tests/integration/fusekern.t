@@ -1,0 +1,125 @@
+#!/bin/sh
+# fusekern.t - ext3d-fuse against the kernel's ext3 on what x3-posixseq
+# does not reach: the same snippet runs on a kernel loop mount and on an
+# ext3d-fuse mount of identical images, and prints the same.
+# chown(f, -1, -1) on set-id files, by the owner (the bits it kills go)
+# and by others (EPERM where a bit would go: a mode change, the owner's
+# right). Access times as relatime keeps them (a read, a readdir, a
+# readlink move an old atime, not ctime; a second read does not). The
+# reserved blocks: uid 1000 fills the space that is not
+# reserved and gets ENOSPC with the reserved blocks still free, root then
+# writes into them until ENOSPC. e2fsck -fn is clean on both images.
+set -u
+. "$(dirname "$0")/../lib/tap.sh"
+. "$T_TOP/tests/lib/instance.sh"
+. "$T_TOP/tests/lib/fusemnt.sh"
+
+t_need_root "kernel loop mounts, other uids"
+t_need_kmount
+why=$(t_fuse_missing)
+[ -z "$why" ] || t_skip_all "$why"
+chmod 755 "$T_TMP"
+mk=$T_TMP/mk mx=$T_TMP/mx n=t-fusekern
+
+# 8 MiB, 1 KiB blocks, 5% reserved (about 400 blocks)
+mke2fs -q -F -t ext3 -I 256 -b 1024 -N 512 -m 5 "$T_TMP/x.img" 8M >/dev/null 2>&1 &&
+	cp "$T_TMP/x.img" "$T_TMP/k.img" && t_kmount "$T_TMP/k.img" "$mk"
+t_ok $? "two identical images, the kernel's mounted"
+t_instance_start $n "$T_TOP/compose/ext3d.compose" --set "IMAGE=$T_TMP/x.img" \
+	--set BLOCKDEV_ARGS= >/dev/null && t_fuse_mount $n "$mx"
+t_ok $? "ext3d instance up and mounted with ext3d-fuse"
+
+# both NAME SCRIPT: runs the python SCRIPT in each mount (its working
+# directory; argv[1] says which); the outputs must be equal.
+both() {
+	for m in k x; do
+		( cd "$T_TMP/m$m" && python3 -c "$2" $m ) >"$T_TMP/$1.$m" 2>&1
+	done
+	diff "$T_TMP/$1.k" "$T_TMP/$1.x" >"$T_TMP/diff" 2>&1
+	t_ok $? "$1: the kernel and ext3d-fuse print the same ($(tr '\n' ' ' <"$T_TMP/$1.k" | cut -c1-100))"
+	sed 's/^/#   /' "$T_TMP/diff" | head -20
+}
+
+both chown-none '
+import os
+os.chmod(".", 0o777)
+def chown_as(uid, path):
+    pid = os.fork()
+    if pid == 0:
+        os.setgroups([]); os.setgid(uid); os.setuid(uid)
+        try:
+            os.chown(path, -1, -1); r = 0
+        except OSError as e:
+            r = e.errno
+        os._exit(r)
+    return os.waitstatus_to_exitcode(os.waitpid(pid, 0)[1])
+for i, (mode, uid, gid, who) in enumerate([(0o2745, 0, 0, 1000), (0o2755, 0, 0, 1000),
+        (0o4755, 0, 0, 1000), (0o2645, 0, 0, 1000), (0o2645, 0, 1000, 1000),
+        (0o644, 0, 0, 1000), (0o6755, 1000, 0, 1000), (0o2745, 1000, 0, 1000),
+        (0o6777, 0, 0, 0)]):
+    f = "f%d" % i
+    open(f, "w").close(); os.chown(f, uid, gid); os.chmod(f, mode)
+    r = chown_as(who, f)
+    print(f, oct(mode), "owner", uid, "by", who, "->", r, oct(os.stat(f).st_mode))
+os.mkdir("d"); os.chmod("d", 0o2775)
+print("dir by 1000 ->", chown_as(1000, "d"), oct(os.stat("d").st_mode))
+'
+
+both relatime '
+import os, time
+open("rf", "w").write("data" * 100); os.mkdir("rd"); os.symlink("rf", "rl")
+old = 1000000000
+for p in ("rf", "rd"):
+    os.utime(p, (old, old + 10))
+os.utime("rl", (old, old + 10), follow_symlinks=False)
+time.sleep(1.1)
+def st(p):
+    s = os.lstat(p); return (s.st_atime_ns, s.st_ctime_ns)
+def moved(p, f):
+    a, c = st(p); f(); a2, c2 = st(p)
+    return "%s atime %s ctime %s" % (p, "moved" if a2 != a else "kept", "moved" if c2 != c else "kept")
+def rd(p):
+    with open(p) as f: f.read(10)
+print(moved("rf", lambda: rd("rf")))
+print(moved("rf", lambda: rd("rf")))
+print(moved("rd", lambda: os.listdir("rd")))
+print(moved("rl", lambda: os.readlink("rl")))
+print(moved("rl", lambda: os.stat("rl")))
+'
+
+both reserved '
+import os, errno
+os.mkdir("u"); os.chown("u", 1000, 1000)
+def fill(path):
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT, 0o644)
+    try:
+        while True:
+            os.write(fd, b"x" * 65536)
+    except OSError as e:
+        return e.errno
+    finally:
+        os.close(fd)
+pid = os.fork()
+if pid == 0:
+    os.setgid(1000); os.setuid(1000)
+    r = fill("u/a")
+    print("uid 1000 fills:", errno.errorcode.get(r, r))
+    os._exit(0)
+os.waitpid(pid, 0)
+sv = os.statvfs(".")
+print("uid 1000 left less than 64 KiB available:", sv.f_bavail * sv.f_bsize < 65536,
+      "and the reserved blocks free:", sv.f_bfree * sv.f_bsize > 65536)
+with open("r", "wb") as f:
+    f.write(b"z" * 65536)
+print("root writes 64 KiB: ok")
+print("root fills:", errno.errorcode.get(fill("r2"), 0))
+'
+
+t_umount "$mx"
+t_instance_stop $n
+t_umount "$mk"
+e2fsck -fn "$T_TMP/x.img" >"$T_TMP/fsck.out" 2>&1
+t_ok $? "e2fsck -fn clean on the image ext3d wrote"
+e2fsck -fn "$T_TMP/k.img" >/dev/null 2>&1
+t_ok $? "e2fsck -fn clean on the kernel's twin"
+t_done
