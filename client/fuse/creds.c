@@ -4,17 +4,21 @@
  * fsgid and supplementary groups from the kernel) so that the new inode
  * gets the caller's owner, and the group inode-svc picks (the caller's, or
  * a set-group-ID directory's). A daemon that is not root cannot act for
- * others: its calls run as itself. */
+ * others: its calls run as itself. The supplementary groups cost a read
+ * of /proc/PID/task/TID/status: xf_as_caller fetches them only when
+ * inode-svc needs them (a set-gid mode, or a permission it refused). */
 #include <errno.h>
+#include <sys/stat.h>
 
 #include "xfuse.h"
 
-int xf_creds_begin(fuse_req_t req)
+/* Acts as req's caller, with its supplementary groups or without. */
+static int xf_creds_act(fuse_req_t req, bool with_groups)
 {
 	const struct fuse_ctx *ctx = fuse_req_ctx(req);
 	gid_t groups[EXT3D_MAX_GROUPS];
 	ext3d_creds c = {.uid = ctx->uid, .gid = ctx->gid};
-	int n = fuse_req_getgroups(req, EXT3D_MAX_GROUPS, groups);
+	int n = with_groups ? fuse_req_getgroups(req, EXT3D_MAX_GROUPS, groups) : 0;
 	int r;
 
 	/* More groups than inode-svc takes: the first ones (the kernel
@@ -24,6 +28,32 @@ int xf_creds_begin(fuse_req_t req)
 		c.groups[i] = groups[i];
 	r = ext3d_act_as(xf_of(req)->fs, &c);
 	return r == -EPERM ? 0 : r;
+}
+
+int xf_creds_begin(fuse_req_t req)
+{
+	return xf_creds_act(req, true);
+}
+
+int xf_as_caller(fuse_req_t req, uint32_t mode, int (*call)(fuse_req_t req, void *arg),
+		 void *arg)
+{
+	/* Without the groups, inode-svc may refuse (EACCES, EPERM) what a
+	 * group allows, or drop a set-gid bit that a group keeps; root
+	 * needs none. A refused call changed nothing: it runs again. */
+	bool sgid = (mode & S_ISGID) && !S_ISDIR(mode);
+	bool with = sgid && fuse_req_ctx(req)->uid != 0;
+	int r = xf_creds_act(req, with);
+
+	if (r == 0)
+		r = call(req, arg);
+	if (!with && fuse_req_ctx(req)->uid != 0 && (r == -EACCES || r == -EPERM)) {
+		r = xf_creds_act(req, true);
+		if (r == 0)
+			r = call(req, arg);
+	}
+	xf_creds_end(req);
+	return r;
 }
 
 void xf_creds_end(fuse_req_t req)

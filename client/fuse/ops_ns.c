@@ -50,18 +50,21 @@ void xf_readlink(fuse_req_t req, fuse_ino_t ino)
 
 /* A new inode of mode (type and permission bits, before the umask) as
  * the caller; inode-svc applies the umask or the default ACL. */
+int xf_new_inode(fuse_req_t req, void *arg)
+{
+	xf_new *n = arg;
+
+	return ext3d_mknod_umask_ino(xf_of(req)->fs, xf_ino(n->parent), n->name, n->mode, n->rdev,
+				     xf_umask(req), &n->a);
+}
+
 static void xf_make(fuse_req_t req, fuse_ino_t parent, const char *name, uint32_t mode,
 		    uint32_t rdev)
 {
-	xf_fs *x = xf_of(req);
-	ext3d_attr a;
-	int r = xf_creds_begin(req);
+	xf_new n = {.parent = parent, .name = name, .mode = mode, .rdev = rdev};
+	int r = xf_as_caller(req, mode, xf_new_inode, &n);
 
-	if (r == 0)
-		r = ext3d_mknod_umask_ino(x->fs, xf_ino(parent), name, mode, rdev, xf_umask(req),
-					  &a);
-	xf_creds_end(req);
-	xf_reply_entry(req, r, &a);
+	xf_reply_entry(req, r, &n.a);
 }
 
 void xf_mknod(fuse_req_t req, fuse_ino_t parent, const char *name, mode_t mode, dev_t rdev)

@@ -95,6 +95,10 @@ void xf_reply_entry(fuse_req_t req, int r, const ext3d_attr *a);
 /* creds.c: the calling thread acts as req's caller until xf_creds_end. */
 int xf_creds_begin(fuse_req_t req);
 void xf_creds_end(fuse_req_t req);
+/* call(req, arg) as req's caller, for a new inode of mode: the caller's
+ * supplementary groups only when inode-svc needs them (creds.c). */
+int xf_as_caller(fuse_req_t req, uint32_t mode, int (*call)(fuse_req_t req, void *arg),
+		 void *arg);
 /* The caller's umask, which the kernel leaves to the daemon (DONT_MASK,
  * POSIX_ACL): inode-svc applies it to a new inode's mode, or the
  * directory's default ACL instead (ext3d_mknod_umask_ino). */
@@ -105,6 +109,17 @@ uint32_t xf_umask(fuse_req_t req);
 bool xf_keep_cache(xf_fs *x, const ext3d_attr *a);
 /* Records a as the file's state the page cache holds (after our writes). */
 void xf_keep_note(xf_fs *x, const ext3d_attr *a);
+
+/* ops_ns.c: the inode a create, mknod or mkdir makes, as xf_as_caller's
+ * call: arg is an xf_new, its a the new inode (granted). */
+typedef struct xf_new {
+	fuse_ino_t parent;
+	const char *name;
+	uint32_t mode;              /* type and permission bits, before the umask */
+	uint32_t rdev;
+	ext3d_attr a;
+} xf_new;
+int xf_new_inode(fuse_req_t req, void *arg);
 
 /* The handlers. */
 void xf_init(void *userdata, struct fuse_conn_info *conn);
@@ -131,7 +146,6 @@ void xf_create(fuse_req_t req, fuse_ino_t parent, const char *name, mode_t mode,
 void xf_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, struct fuse_file_info *fi);
 void xf_write(fuse_req_t req, fuse_ino_t ino, const char *buf, size_t size, off_t off,
 	      struct fuse_file_info *fi);
-void xf_flush(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi);
 void xf_release(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi);
 void xf_fsync(fuse_req_t req, fuse_ino_t ino, int datasync, struct fuse_file_info *fi);
 void xf_fallocate(fuse_req_t req, fuse_ino_t ino, int mode, off_t offset, off_t length,
