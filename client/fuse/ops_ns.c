@@ -12,9 +12,18 @@
 
 void xf_lookup(fuse_req_t req, fuse_ino_t parent, const char *name)
 {
+	xf_fs *x = xf_of(req);
 	ext3d_attr a;
-	int r = ext3d_lookup(xf_of(req)->fs, xf_ino(parent), name, &a);
+	int r = ext3d_lookup(x->fs, xf_ino(parent), name, &a);
 
+	/* No such name: a negative entry (node id 0) that the kernel keeps
+	 * for the entry timeout, so that the lookup before a create or a
+	 * stat of a missing name is not asked again. */
+	if (r == -ENOENT && x->cfg.entry_timeout > 0) {
+		struct fuse_entry_param e = {.ino = 0, .entry_timeout = x->cfg.entry_timeout};
+		fuse_reply_entry(req, &e);
+		return;
+	}
 	xf_reply_entry(req, r, &a);
 }
 
