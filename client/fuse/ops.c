@@ -30,8 +30,11 @@ void xf_init(void *userdata, struct fuse_conn_info *conn)
 	if (x->cfg.writeback && (conn->capable & FUSE_CAP_WRITEBACK_CACHE))
 		conn->want |= FUSE_CAP_WRITEBACK_CACHE;
 	/* One request's data fits libext3d's call: 1 MiB at a time. */
-	if (conn->max_write > (1u << 20))
-		conn->max_write = 1u << 20;
+	if (conn->max_write > XF_MAX_IO)
+		conn->max_write = XF_MAX_IO;
+	/* Readahead in requests that large too, where sysfs lets us (bdi.c). */
+	if (xf_bdi_readahead(x->bdi, XF_MAX_IO / 1024))
+		conn->max_readahead = XF_MAX_IO;
 	conn->time_gran = 1;
 }
 

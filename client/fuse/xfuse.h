@@ -49,6 +49,7 @@ typedef struct xf_keep {
 typedef struct xf_fs {
 	ext3d *fs;                  /* [immutable] attached as the daemon (root: acts for callers) */
 	xf_config cfg;              /* [immutable] */
+	char bdi[32];               /* [immutable once serving] the mount's device, "" unknown */
 	pthread_mutex_t keep_mtx;
 	xf_keep keep[XF_KEEP_SLOTS]; /* [keep_mtx] */
 } xf_fs;
@@ -85,6 +86,16 @@ int xf_opts_parse(int argc, char **argv, xf_config *cfg);
 int xf_mountpoint_check(const char *path, bool clean_stale);
 /* Runs the daemon: attach, mount, serve until unmounted or signalled. */
 int xf_run(const xf_config *cfg);
+
+/* The largest read or write request: one libext3d call. */
+#define XF_MAX_IO (1u << 20)
+
+/* bdi.c: the name (major:minor) of the backing device of the mount at
+ * mountpoint into name; 0 or -1. */
+int xf_bdi_name(const char *mountpoint, char *name, size_t len);
+/* Sets that device's readahead to kib KiB; false where sysfs is out of
+ * reach. */
+bool xf_bdi_readahead(const char *name, unsigned kib);
 
 /* attr.c: ext3d_attr into what FUSE replies with. */
 void xf_stat(const ext3d_attr *a, struct stat *st);
