@@ -6,18 +6,25 @@
  * a set-group-ID directory's). The other calls that may allocate blocks
  * (write, fallocate, link, rename) pass the caller as checked creds
  * (EXT3D_CREDS_CHECKED): no permission is checked again, but only root
- * (or the superblock's resuid/resgid) gets the reserved blocks. A daemon that is not root cannot act for
- * others: its calls run as itself. */
+ * (or the superblock's resuid/resgid) gets the reserved blocks. A daemon
+ * that is not root cannot act for others: its calls run as itself. The
+ * supplementary groups cost a read of /proc/PID/task/TID/status: creates
+ * fetch them only when inode-svc needs them (a set-gid mode, or a
+ * permission it refused; xf_as_caller); checked creds always carry them,
+ * for resgid. */
 #include <errno.h>
+#include <sys/stat.h>
 
 #include "xfuse.h"
 
-static int xf_creds_act(fuse_req_t req, uint32_t flags)
+/* Acts as req's caller (flags: EXT3D_CREDS_*), with its supplementary
+ * groups or without. */
+static int xf_creds_act(fuse_req_t req, uint32_t flags, bool with_groups)
 {
 	const struct fuse_ctx *ctx = fuse_req_ctx(req);
 	gid_t groups[EXT3D_MAX_GROUPS];
 	ext3d_creds c = {.uid = ctx->uid, .gid = ctx->gid, .flags = flags};
-	int n = fuse_req_getgroups(req, EXT3D_MAX_GROUPS, groups);
+	int n = with_groups ? fuse_req_getgroups(req, EXT3D_MAX_GROUPS, groups) : 0;
 	int r;
 
 	/* More groups than inode-svc takes: the first ones (the kernel
@@ -31,12 +38,33 @@ static int xf_creds_act(fuse_req_t req, uint32_t flags)
 
 int xf_creds_begin(fuse_req_t req)
 {
-	return xf_creds_act(req, 0);
+	return xf_creds_act(req, 0, true);
 }
 
 int xf_creds_checked(fuse_req_t req)
 {
-	return xf_creds_act(req, EXT3D_CREDS_CHECKED);
+	return xf_creds_act(req, EXT3D_CREDS_CHECKED, true);
+}
+
+int xf_as_caller(fuse_req_t req, uint32_t mode, int (*call)(fuse_req_t req, void *arg),
+		 void *arg)
+{
+	/* Without the groups, inode-svc may refuse (EACCES, EPERM) what a
+	 * group allows, or drop a set-gid bit that a group keeps; root
+	 * needs none. A refused call changed nothing: it runs again. */
+	bool sgid = (mode & S_ISGID) && !S_ISDIR(mode);
+	bool with = sgid && fuse_req_ctx(req)->uid != 0;
+	int r = xf_creds_act(req, 0, with);
+
+	if (r == 0)
+		r = call(req, arg);
+	if (!with && fuse_req_ctx(req)->uid != 0 && (r == -EACCES || r == -EPERM)) {
+		r = xf_creds_act(req, 0, true);
+		if (r == 0)
+			r = call(req, arg);
+	}
+	xf_creds_end(req);
+	return r;
 }
 
 void xf_creds_end(fuse_req_t req)

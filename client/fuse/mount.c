@@ -170,6 +170,7 @@ int xf_run(const xf_config *cfg)
 		r = -EIO;
 	}
 	if (r == 0) {
+		(void)xf_bdi_name(cfg->mountpoint, x->bdi, sizeof(x->bdi));
 		(void)fuse_daemonize(cfg->foreground);
 		r = xf_serve(se);
 		fuse_session_unmount(se);

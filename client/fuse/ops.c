@@ -8,7 +8,11 @@
  * it reads through getxattr, and leaves the umask to the daemon, which
  * passes it to inode-svc with the create (DONT_MASK, creds.c): there a
  * directory's default ACL masks the mode instead, as ext3 does.
- * The write-back cache is off unless -o writeback_cache. */
+ * The write-back cache is off unless -o writeback_cache. There is no
+ * flush: close(2) makes nothing durable on ext3 (fsync does), and the
+ * ENOSYS libfuse answers for it tells the kernel to stop sending FLUSH,
+ * a round trip less on every close (it still writes its cached pages
+ * back first). */
 #include "xfuse.h"
 
 void xf_init(void *userdata, struct fuse_conn_info *conn)
@@ -23,11 +27,18 @@ void xf_init(void *userdata, struct fuse_conn_info *conn)
 		conn->want |= FUSE_CAP_POSIX_ACL;
 	if (conn->capable & FUSE_CAP_READDIRPLUS)
 		conn->want |= FUSE_CAP_READDIRPLUS;
+	/* Lookups and readdirs in one directory run at the same time, as
+	 * inode-svc serves them (the kernel serialises them otherwise). */
+	if (conn->capable & FUSE_CAP_PARALLEL_DIROPS)
+		conn->want |= FUSE_CAP_PARALLEL_DIROPS;
 	if (x->cfg.writeback && (conn->capable & FUSE_CAP_WRITEBACK_CACHE))
 		conn->want |= FUSE_CAP_WRITEBACK_CACHE;
 	/* One request's data fits libext3d's call: 1 MiB at a time. */
-	if (conn->max_write > (1u << 20))
-		conn->max_write = 1u << 20;
+	if (conn->max_write > XF_MAX_IO)
+		conn->max_write = XF_MAX_IO;
+	/* Readahead in requests that large too, where sysfs lets us (bdi.c). */
+	if (xf_bdi_readahead(x->bdi, XF_MAX_IO / 1024))
+		conn->max_readahead = XF_MAX_IO;
 	conn->time_gran = 1;
 }
 
@@ -49,7 +60,6 @@ const struct fuse_lowlevel_ops xf_ops = {
 	.open = xf_open,
 	.read = xf_read,
 	.write = xf_write,
-	.flush = xf_flush,
 	.release = xf_release,
 	.fsync = xf_fsync,
 	.opendir = xf_opendir,

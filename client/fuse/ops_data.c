@@ -1,7 +1,7 @@
 /* ops_data.c - open files: open and create (an xf_file per open; the page
  * cache kept when the file is as the last open saw it, cache.c), read,
  * write (O_APPEND at the end inode-svc sees, unless the kernel's
- * write-back cache places the bytes), flush, release, fsync and fdatasync
+ * write-back cache places the bytes), release, fsync and fdatasync
  * (wait for the commit that holds the file's changes), fallocate (punch
  * hole; the other modes are EOPNOTSUPP, as on the kernel's ext3) and
  * copy_file_range (read, then write, through libext3d), lseek's
@@ -93,13 +93,11 @@ void xf_create(fuse_req_t req, fuse_ino_t parent, const char *name, mode_t mode,
 {
 	xf_fs *x = xf_of(req);
 	struct fuse_entry_param e;
+	xf_new n = {.parent = parent, .name = name, .mode = S_IFREG | (mode & 07777)};
 	ext3d_attr a;
-	int r = xf_creds_begin(req);
+	int r = xf_as_caller(req, n.mode, xf_new_inode, &n);
 
-	if (r == 0)
-		r = ext3d_mknod_umask_ino(x->fs, xf_ino(parent), name, S_IFREG | (mode & 07777),
-					  0, xf_umask(req), &a);
-	xf_creds_end(req);
+	a = n.a;
 	if (r == -EEXIST && !(fi->flags & O_EXCL))
 		r = xf_create_existing(req, parent, name, fi->flags, &a);
 	if (r == 0 && (r = xf_file_new(fi->flags, fi)) < 0)
@@ -158,14 +156,6 @@ void xf_write(fuse_req_t req, fuse_ino_t ino, const char *buf, size_t size, off_
 	if (f)
 		__atomic_store_n(&f->written, true, __ATOMIC_RELAXED);
 	fuse_reply_write(req, (size_t)n);
-}
-
-/* close(2) makes nothing durable on ext3: fsync does. */
-void xf_flush(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
-{
-	(void)ino;
-	(void)fi;
-	fuse_reply_err(req, 0);
 }
 
 void xf_release(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)

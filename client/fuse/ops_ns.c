@@ -12,9 +12,18 @@
 
 void xf_lookup(fuse_req_t req, fuse_ino_t parent, const char *name)
 {
+	xf_fs *x = xf_of(req);
 	ext3d_attr a;
-	int r = ext3d_lookup(xf_of(req)->fs, xf_ino(parent), name, &a);
+	int r = ext3d_lookup(x->fs, xf_ino(parent), name, &a);
 
+	/* No such name: a negative entry (node id 0) that the kernel keeps
+	 * for the entry timeout, so that the lookup before a create or a
+	 * stat of a missing name is not asked again. */
+	if (r == -ENOENT && x->cfg.entry_timeout > 0) {
+		struct fuse_entry_param e = {.ino = 0, .entry_timeout = x->cfg.entry_timeout};
+		fuse_reply_entry(req, &e);
+		return;
+	}
 	xf_reply_entry(req, r, &a);
 }
 
@@ -51,18 +60,21 @@ void xf_readlink(fuse_req_t req, fuse_ino_t ino)
 
 /* A new inode of mode (type and permission bits, before the umask) as
  * the caller; inode-svc applies the umask or the default ACL. */
+int xf_new_inode(fuse_req_t req, void *arg)
+{
+	xf_new *n = arg;
+
+	return ext3d_mknod_umask_ino(xf_of(req)->fs, xf_ino(n->parent), n->name, n->mode, n->rdev,
+				     xf_umask(req), &n->a);
+}
+
 static void xf_make(fuse_req_t req, fuse_ino_t parent, const char *name, uint32_t mode,
 		    uint32_t rdev)
 {
-	xf_fs *x = xf_of(req);
-	ext3d_attr a;
-	int r = xf_creds_begin(req);
+	xf_new n = {.parent = parent, .name = name, .mode = mode, .rdev = rdev};
+	int r = xf_as_caller(req, mode, xf_new_inode, &n);
 
-	if (r == 0)
-		r = ext3d_mknod_umask_ino(x->fs, xf_ino(parent), name, mode, rdev, xf_umask(req),
-					  &a);
-	xf_creds_end(req);
-	xf_reply_entry(req, r, &a);
+	xf_reply_entry(req, r, &n.a);
 }
 
 void xf_mknod(fuse_req_t req, fuse_ino_t parent, const char *name, mode_t mode, dev_t rdev)

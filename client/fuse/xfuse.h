@@ -49,6 +49,7 @@ typedef struct xf_keep {
 typedef struct xf_fs {
 	ext3d *fs;                  /* [immutable] attached as the daemon (root: acts for callers) */
 	xf_config cfg;              /* [immutable] */
+	char bdi[32];               /* [immutable once serving] the mount's device, "" unknown */
 	pthread_mutex_t keep_mtx;
 	xf_keep keep[XF_KEEP_SLOTS]; /* [keep_mtx] */
 } xf_fs;
@@ -86,6 +87,16 @@ int xf_mountpoint_check(const char *path, bool clean_stale);
 /* Runs the daemon: attach, mount, serve until unmounted or signalled. */
 int xf_run(const xf_config *cfg);
 
+/* The largest read or write request: one libext3d call. */
+#define XF_MAX_IO (1u << 20)
+
+/* bdi.c: the name (major:minor) of the backing device of the mount at
+ * mountpoint into name; 0 or -1. */
+int xf_bdi_name(const char *mountpoint, char *name, size_t len);
+/* Sets that device's readahead to kib KiB; false where sysfs is out of
+ * reach. */
+bool xf_bdi_readahead(const char *name, unsigned kib);
+
 /* attr.c: ext3d_attr into what FUSE replies with. */
 void xf_stat(const ext3d_attr *a, struct stat *st);
 void xf_entry(const xf_fs *x, const ext3d_attr *a, struct fuse_entry_param *e);
@@ -98,6 +109,10 @@ int xf_creds_begin(fuse_req_t req);
  * counts for the reserved blocks only (and owns what is created). */
 int xf_creds_checked(fuse_req_t req);
 void xf_creds_end(fuse_req_t req);
+/* call(req, arg) as req's caller, for a new inode of mode: the caller's
+ * supplementary groups only when inode-svc needs them (creds.c). */
+int xf_as_caller(fuse_req_t req, uint32_t mode, int (*call)(fuse_req_t req, void *arg),
+		 void *arg);
 /* The caller's umask, which the kernel leaves to the daemon (DONT_MASK,
  * POSIX_ACL): inode-svc applies it to a new inode's mode, or the
  * directory's default ACL instead (ext3d_mknod_umask_ino). */
@@ -113,6 +128,17 @@ void xf_accessed(xf_fs *x, fuse_ino_t ino);
 bool xf_keep_cache(xf_fs *x, const ext3d_attr *a);
 /* Records a as the file's state the page cache holds (after our writes). */
 void xf_keep_note(xf_fs *x, const ext3d_attr *a);
+
+/* ops_ns.c: the inode a create, mknod or mkdir makes, as xf_as_caller's
+ * call: arg is an xf_new, its a the new inode (granted). */
+typedef struct xf_new {
+	fuse_ino_t parent;
+	const char *name;
+	uint32_t mode;              /* type and permission bits, before the umask */
+	uint32_t rdev;
+	ext3d_attr a;
+} xf_new;
+int xf_new_inode(fuse_req_t req, void *arg);
 
 /* The handlers. */
 void xf_init(void *userdata, struct fuse_conn_info *conn);
@@ -139,7 +165,6 @@ void xf_create(fuse_req_t req, fuse_ino_t parent, const char *name, mode_t mode,
 void xf_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, struct fuse_file_info *fi);
 void xf_write(fuse_req_t req, fuse_ino_t ino, const char *buf, size_t size, off_t off,
 	      struct fuse_file_info *fi);
-void xf_flush(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi);
 void xf_release(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi);
 void xf_fsync(fuse_req_t req, fuse_ino_t ino, int datasync, struct fuse_file_info *fi);
 void xf_fallocate(fuse_req_t req, fuse_ino_t ino, int mode, off_t offset, off_t length,
