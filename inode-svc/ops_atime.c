@@ -5,26 +5,14 @@
  * ctime, or a day old), and nothing else moves (inode_update_time with
  * S_ATIME: not ctime). ext3d-fuse asks after each read, readdir and
  * readlink, which the FUSE module does not time itself (S_NOATIME). */
-#include <time.h>
-
 #include "internal.h"
 #include "ops.h"
-
-#define INO_RELATIME_SECS (24 * 60 * 60)
-
-static bool ino_ts_le(uint32_t s1, uint32_t ns1, uint32_t s2, uint32_t ns2)
-{
-	return s1 < s2 || (s1 == s2 && ns1 <= ns2);
-}
+#include "relatime.h"
 
 static bool ino_atime_due(const ino_inode *in)
 {
-	struct timespec now;
-
-	clock_gettime(CLOCK_REALTIME, &now);
-	return ino_ts_le(in->atime, in->atime_ns, in->mtime, in->mtime_ns) ||
-	       ino_ts_le(in->atime, in->atime_ns, in->ctime, in->ctime_ns) ||
-	       (int64_t)now.tv_sec - (int64_t)in->atime >= INO_RELATIME_SECS;
+	return cm_relatime_due(in->atime, in->atime_ns, in->mtime, in->mtime_ns, in->ctime,
+			       in->ctime_ns);
 }
 
 int ino_setattr_access(ino_svc *s, const ino_creds *c, uint64_t ino, cm_fs_resp *rs)
