@@ -32,7 +32,7 @@ struct ext3d {
 	pthread_cond_t lane_free;      /* [mtx] signalled when a lane is returned */
 	unsigned busy;                 /* [mtx to set a bit, atomic to clear one] borrowed lanes */
 	unsigned waiters;              /* [mtx to change, atomic read] threads waiting for a lane */
-	bool dead;                     /* [mtx] the session's socket hung up */
+	bool dead;                     /* [mtx, atomic read] the session hung up or timed out */
 	int sock;                      /* [mtx] swapped only when busy == 0 */
 	cm_seg *seg;                   /* [mtx] swapped only when busy == 0 */
 	bool grants;                   /* [mtx, atomic read] the session names only granted inodes */

@@ -93,6 +93,11 @@ int ext3d_forget(ext3d *fs, uint64_t ino, uint64_t nlookup)
 
 	if (!grants || nlookup == 0)
 		return 0; /* a root session holds no grants: nothing to give back */
+	/* Grants belong to a session: a dead one took them with it. Attaching
+	 * anew only to give back what the new session never had would cost
+	 * a cleanup after a timed-out call a second deadline. */
+	if (__atomic_load_n(&fs->dead, __ATOMIC_RELAXED))
+		return 0;
 	return x3_simple(fs, &req, NULL);
 }
 

@@ -133,7 +133,7 @@ static int x3_session_open(ext3d *fs, uint64_t deadline)
 	fs->seg = seg;
 	__atomic_store_n(&fs->grants, grants, __ATOMIC_RELAXED);
 	__atomic_add_fetch(&fs->gen, 1, __ATOMIC_RELEASE);
-	fs->dead = false;
+	__atomic_store_n(&fs->dead, false, __ATOMIC_RELAXED);
 	return 0;
 }
 
@@ -253,7 +253,7 @@ static void x3_lane_give(ext3d *fs, unsigned lane, bool dead)
 {
 	if (dead) {
 		pthread_mutex_lock(&fs->mtx);
-		fs->dead = true;
+		__atomic_store_n(&fs->dead, true, __ATOMIC_RELAXED);
 		__atomic_fetch_and(&fs->busy, ~(1u << lane), __ATOMIC_SEQ_CST);
 		pthread_cond_broadcast(&fs->lane_free);
 		pthread_mutex_unlock(&fs->mtx);
