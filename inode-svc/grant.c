@@ -16,6 +16,15 @@
  * granted to any session, with how many sessions hold each and whether it
  * was unlinked while held; when the last session lets such an orphan go,
  * it is freed (ino_op_release, with no grant lock held).
+ *
+ * A grant must be taken while the name that reached the inode is still
+ * there, under a lock its unlink needs (the directory's stripe, shared for
+ * a lookup or readdir; the inode locks of the create or link that made the
+ * name): an unlink then either sees the hold and makes the inode an
+ * orphan, or has freed the inode before the name could be found. A grant
+ * taken after an unlink freed the inode would let writes allocate blocks
+ * to a free inode, blocks no file owns; ino_op_read refuses such an inode
+ * (-ESTALE) since it is held but not marked orphan.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -94,6 +103,18 @@ unsigned ino_hold_count(uint32_t ino)
 	n = h ? h->sessions : 0;
 	pthread_mutex_unlock(&ino_holds_mtx);
 	return n;
+}
+
+bool ino_hold_is_orphan(uint32_t ino)
+{
+	ino_hold *h;
+	bool orphan;
+
+	pthread_mutex_lock(&ino_holds_mtx);
+	h = *ino_hold_find_locked(ino);
+	orphan = h && h->orphan;
+	pthread_mutex_unlock(&ino_holds_mtx);
+	return orphan;
 }
 
 bool ino_hold_orphan(uint32_t ino)

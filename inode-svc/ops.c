@@ -70,8 +70,9 @@ int ino_op_read(ino_svc *s, uint64_t ino, ino_inode *in)
 	if (ino == 0 || ino > UINT32_MAX)
 		return -EINVAL;
 	r = ino_inode_read(s->fs, (uint32_t)ino, in);
-	/* Unlinked, but a session holds it open: still usable. */
-	if (r == -ESTALE && ino_hold_count((uint32_t)ino) > 0) {
+	/* Unlinked while a session held it: an orphan, still usable. An
+	 * inode freed before it was held (links 0, not an orphan) is not. */
+	if (r == -ESTALE && ino_hold_is_orphan((uint32_t)ino)) {
 		r = ino_inode_read_any(s->fs, (uint32_t)ino, in);
 		if (r == 0 && in->mode == 0)
 			r = -ESTALE;

@@ -43,6 +43,8 @@ unsigned ino_hold_count(uint32_t ino);
 /* Marks a held inode as orphaned (freed when the last hold goes): true, or
  * false when nobody holds it (the caller frees it now). */
 bool ino_hold_orphan(uint32_t ino);
+/* Whether ino was unlinked while held and is still held (not yet freed). */
+bool ino_hold_is_orphan(uint32_t ino);
 /* Gives back every grant of a session that ends. */
 void ino_grants_release(ino_session *ss);
 

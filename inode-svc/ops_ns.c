@@ -170,9 +170,10 @@ static int ino_create(ino_session *ss, const ino_creds *c, const cm_fs_req *rq,
 			r = r < 0 ? r : st;
 		}
 	} while (ino_op_retry(s, r, &retries));
-	ino_iunlock(&ls);
+	/* Granted before the locks go, so that no unlink frees it first. */
 	if (r == 0)
 		r = ino_grant_add(ss, in.ino);
+	ino_iunlock(&ls);
 	if (r == 0)
 		ino_attr_fill(s, &in, &rs->attr);
 	return r;
@@ -264,9 +265,10 @@ int ino_h_link(ino_session *ss, const ino_creds *c, const cm_fs_req *rq, cm_fs_r
 			r = r < 0 ? r : st;
 		}
 	} while (ino_op_retry(s, r, &retries));
-	ino_iunlock(&ls);
+	/* Granted before the locks go, so that no unlink frees it first. */
 	if (r == 0)
 		r = ino_grant_add(ss, in.ino);
+	ino_iunlock(&ls);
 	if (r == 0)
 		ino_attr_fill(s, &in, &rs->attr);
 	return r;
