@@ -67,6 +67,12 @@
 #define JBD_MAX_TRANSACTIONS 256   /* running + committing + awaiting checkpoint */
 #define JBD_MAX_HANDLES 1024       /* open at once, all processes */
 #define JBD_MAX_REVOKES 65536      /* revoke records, both tables */
+/* A running transaction with this many revoke records is full, as one
+ * without credits: no handle joins or extends it, so that it and the
+ * committing transaction (whose records go back when it is logged) leave
+ * room for the records the handles already in it still add. data=journal
+ * revokes every data block it frees: a truncate can add thousands. */
+#define JBD_REVOKES_PER_TRANSACTION (JBD_MAX_REVOKES / 4)
 #define JBD_REVOKE_BUCKETS 1024    /* per table, a power of 2 */
 #define JBD_MAX_CALLBACKS 4096     /* commit callbacks waiting for their commit */
 #define JBD_DEFAULT_COMMIT_MS 5000
@@ -150,7 +156,8 @@ typedef struct jbd_transaction {
 	uint32_t t_checkpoint_list;  /* [j_list_lock] logged buffers not yet home */
 	uint32_t t_cpnext, t_cpprev; /* [j_list_lock] on j_checkpoint_transactions */
 	_Atomic uint32_t t_revoke_records; /* [j_revoke_lock; racy reads ok: 0 skips the
-				      * lock when write access cancels a revoke] */
+				      * lock when write access cancels a revoke, and
+				      * whether it is full of revokes is a hint] */
 	uint64_t t_start_ns;         /* [immutable while allocated] */
 	uint64_t t_expires_ns;       /* [immutable while allocated] commit by then */
 	int32_t t_updates;           /* [t_handle_lock] open handles */

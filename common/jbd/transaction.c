@@ -52,6 +52,15 @@ static void __jbd_request_commit(jbd_ctx *jc, uint32_t tid)
 	cm_event_signal(&j->j_wait_commit);
 }
 
+/* Called with t_handle_lock held: whether t, running, takes nblocks more
+ * credits: within the largest transaction, and not full of revoke records
+ * (JBD_REVOKES_PER_TRANSACTION; a full one is committed instead). */
+static bool jbd_room_for(const jbd_journal *j, jbd_transaction *t, int nblocks)
+{
+	return t->t_outstanding_credits + nblocks <= (int64_t)j->j_max_transaction_buffers &&
+	       atomic_load(&t->t_revoke_records) < JBD_REVOKES_PER_TRANSACTION;
+}
+
 /* One attempt to put h on the running transaction with nblocks credits.
  * Returns 0 when attached, 1 after sleeping (the caller retries), or an
  * error. */
@@ -92,7 +101,7 @@ static int jbd_try_start(jbd_ctx *jc, jbd_handle *h, int nblocks)
 	r = jbd_lock(jc, &t->t_handle_lock);
 	if (r < 0)
 		goto out;
-	if (t->t_outstanding_credits + nblocks > (int64_t)j->j_max_transaction_buffers) {
+	if (!jbd_room_for(j, t, nblocks)) {
 		jbd_unlock(jc, &t->t_handle_lock);
 		ev = &j->j_wait_transaction_locked;
 		seq = cm_event_prepare(ev);
@@ -148,7 +157,7 @@ static int jbd_try_start_fast(jbd_ctx *jc, jbd_handle *h, int nblocks)
 	if (r < 0)
 		return r;
 	if (atomic_load(&t->t_state) == JBD_T_RUNNING && atomic_load(&j->j_running) == ti &&
-	    t->t_outstanding_credits + nblocks <= (int64_t)j->j_max_transaction_buffers) {
+	    jbd_room_for(j, t, nblocks)) {
 		t->t_outstanding_credits += nblocks;
 		t->t_updates++;
 		t->t_handle_count++;
@@ -341,7 +350,7 @@ int jbd_extend(jbd_ctx *jc, jbd_handle *h, int nblocks)
 	r = jbd_lock(jc, &t->t_handle_lock);
 	if (r < 0)
 		goto unlock;
-	if (t->t_outstanding_credits + nblocks <= (int64_t)j->j_max_transaction_buffers &&
+	if (jbd_room_for(j, t, nblocks) &&
 	    jbd_log_space_left(j) >= t->t_outstanding_credits + nblocks) {
 		t->t_outstanding_credits += nblocks;
 		h->h_buffer_credits += nblocks;
