@@ -9,7 +9,10 @@
  * EEXIST, ENOSPC, EACCES, EPERM...); the test checks the image after.
  *
  *   x3-churn [--instance N] [--seed S] [--seconds T] [--names K] [--ops LIST] DIR
+ *   x3-churn --posix [--seed S] [--seconds T] [--names K] [--ops LIST] HOSTDIR
  *
+ * --posix makes the same calls as system calls in HOSTDIR (on a mount of
+ * ext3d-fuse, or of the kernel's ext3 to compare).
  * --ops create,write,... keeps only the operations named (to narrow down
  * what breaks).
  * Prints "ops N errors E" and, for each unexpected error, one line; exit 1
@@ -26,6 +29,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/xattr.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -145,6 +149,63 @@ static long xc_step(ext3d *fs, const char *dir, unsigned names, ext3d_file **ope
 	}
 }
 
+/* The same operation as system calls; fds are the files kept open. */
+static long xc_sys(long r)
+{
+	return r < 0 ? -errno : 0;
+}
+
+static long xc_step_posix(const char *dir, unsigned names, int *fds, int op)
+{
+	char a[512], b[512];
+	int *slot = &fds[xc_below(XC_OPEN)];
+	long r;
+
+	xc_path(a, sizeof(a), dir, names);
+	xc_path(b, sizeof(b), dir, names);
+	switch (op) {
+	case XC_CREATE:
+		if (*slot >= 0)
+			(void)close(*slot);
+		*slot = open(a, O_RDWR | O_CREAT | (xc_below(3) ? 0 : O_TRUNC), 0666);
+		return xc_sys(*slot);
+	case XC_WRITE:
+		if (*slot < 0)
+			return xc_sys(truncate(a, (off_t)xc_offset()));
+		return xc_sys(pwrite(*slot, xc_buf, 1 + xc_below(XC_MAXWRITE), (off_t)xc_offset()));
+	case XC_TRUNC:
+		r = *slot >= 0 ? ftruncate(*slot, (off_t)xc_offset()) : truncate(a, (off_t)xc_offset());
+		return xc_sys(r);
+	case XC_PUNCH:
+		if (*slot < 0)
+			return 0;
+		return xc_sys(fallocate(*slot, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE,
+					(off_t)xc_offset(), (off_t)(1 + xc_below(4 << 20))));
+	case XC_UNLINK:
+		return xc_sys(unlink(a));
+	case XC_RENAME:
+		return xc_sys(rename(a, b));
+	case XC_LINK:
+		return xc_sys(link(a, b));
+	case XC_MKDIR:
+		return xc_sys(mkdir(a, 0777));
+	case XC_RMDIR:
+		return xc_sys(rmdir(a));
+	case XC_SYMLINK:
+		return xc_sys(symlink(b, a));
+	case XC_XATTR:
+		if (xc_below(3) == 0)
+			return xc_sys(removexattr(a, "user.churn"));
+		return xc_sys(setxattr(a, "user.churn", xc_buf, xc_below(3000), 0));
+	case XC_FSYNC:
+		return *slot >= 0 ? xc_sys(fsync(*slot)) : 0;
+	default:
+		r = *slot >= 0 ? close(*slot) : 0;
+		*slot = -1;
+		return xc_sys(r);
+	}
+}
+
 /* Keeps the weights of the operations named in list, zeroes the others. */
 static int xc_only(const char *list)
 {
@@ -179,11 +240,13 @@ int main(int argc, char **argv)
 {
 	static const struct option opts[] = { { "instance", 1, 0, 'i' }, { "seed", 1, 0, 's' },
 		{ "seconds", 1, 0, 't' }, { "names", 1, 0, 'n' }, { "ops", 1, 0, 'o' },
-		{ 0, 0, 0, 0 } };
+		{ "posix", 0, 0, 'p' }, { 0, 0, 0, 0 } };
 	const char *instance = NULL;
 	unsigned long seed = 1, seconds = 5, names = 12, ops = 0, errors = 0;
 	ext3d_file *open[XC_OPEN] = { 0 };
-	ext3d *fs;
+	int fds[XC_OPEN] = { -1, -1, -1, -1 };
+	bool posix = false;
+	ext3d *fs = NULL;
 	time_t end;
 	int c, r;
 
@@ -193,6 +256,7 @@ int main(int argc, char **argv)
 		case 's': seed = strtoul(optarg, NULL, 0); break;
 		case 't': seconds = strtoul(optarg, NULL, 0); break;
 		case 'n': names = strtoul(optarg, NULL, 0); break;
+		case 'p': posix = true; break;
 		case 'o':
 			if (xc_only(optarg) < 0) {
 				fprintf(stderr, "x3-churn: --ops: no operation named in %s\n", optarg);
@@ -203,21 +267,23 @@ int main(int argc, char **argv)
 		}
 	}
 	if (optind + 1 != argc || names == 0) {
-		fprintf(stderr, "usage: x3-churn [--instance N] [--seed S] [--seconds T] [--names K] [--ops LIST] DIR\n");
+		fprintf(stderr, "usage: x3-churn [--instance N | --posix] [--seed S] [--seconds T] "
+				"[--names K] [--ops LIST] DIR\n");
 		return 2;
 	}
 	umask(0); /* files all the clients may write, whoever made them */
 	xc_state = seed * 0x9e3779b97f4a7c15ull + 1;
 	for (size_t i = 0; i < sizeof(xc_buf); i++)
 		xc_buf[i] = (uint8_t)(i * 31 + seed);
-	if ((r = ext3d_attach(instance, &fs)) < 0) {
+	if (!posix && (r = ext3d_attach(instance, &fs)) < 0) {
 		fprintf(stderr, "x3-churn: attach: %s %s\n", strerror(-r), ext3d_attach_detail());
 		return 1;
 	}
 	end = time(NULL) + (time_t)seconds;
 	while (time(NULL) < end) {
 		int op = xc_pick();
-		long res = xc_step(fs, argv[optind], (unsigned)names, open, op);
+		long res = posix ? xc_step_posix(argv[optind], (unsigned)names, fds, op)
+				 : xc_step(fs, argv[optind], (unsigned)names, open, op);
 
 		ops++;
 		if (res >= 0)
@@ -226,9 +292,12 @@ int main(int argc, char **argv)
 		if (!xc_expected(op, res) && xc_unexpected++ < 20)
 			printf("# unexpected: %s: %s\n", xc_names[op], strerror((int)-res));
 	}
-	for (int i = 0; i < XC_OPEN; i++)
+	for (int i = 0; i < XC_OPEN; i++) {
 		if (open[i])
 			(void)ext3d_close(open[i]);
+		if (fds[i] >= 0)
+			(void)close(fds[i]);
+	}
 	ext3d_detach(fs);
 	printf("ops %lu errors %lu unexpected %lu\n", ops, errors, xc_unexpected);
 	return xc_unexpected ? 1 : 0;
