@@ -59,17 +59,6 @@ static void jbd_checkpoint_drop(jbd_ctx *jc, jbd_transaction *t)
 	jbd_free_transaction(jc, t);
 }
 
-uint32_t jbd_log_used(jbd_ctx *jc)
-{
-	uint32_t used = 0;
-
-	if (jbd_state_enter(jc) == 0) {
-		used = jc->j->j_last - jc->j->j_first - jc->j->j_free;
-		jbd_state_leave(jc);
-	}
-	return used;
-}
-
 bool jbd_checkpoint_wanted(jbd_ctx *jc)
 {
 	jbd_journal *j = jc->j;

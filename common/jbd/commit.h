@@ -75,8 +75,6 @@ int jbd_checkpoint(jbd_ctx *jc, cm_bdev *bd, uint32_t need);
 /* True when a checkpoint is due: a starter waits for space, or more than
  * half of the log is in use. */
 bool jbd_checkpoint_wanted(jbd_ctx *jc);
-/* Blocks of the log in use (head - tail). */
-uint32_t jbd_log_used(jbd_ctx *jc);
 /* Clean shutdown: commit everything, checkpoint everything, s_start = 0
  * durable, then needs_recovery cleared durably. No handle may start after. */
 int jbd_shutdown(jbd_ctx *jc, cm_bdev *bd);

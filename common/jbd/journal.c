@@ -173,11 +173,6 @@ void jbd_unlock(jbd_ctx *jc, cm_mutex *m)
 		cm_mutex_unlock(m);
 }
 
-int jbd_trylock(jbd_ctx *jc, cm_mutex *m)
-{
-	return jc->big ? 0 : cm_mutex_trylock(m);
-}
-
 int jbd_enter(jbd_ctx *jc)
 {
 	return jc->big ? cm_big_enter(&jc->ls->big_lock) : 0;

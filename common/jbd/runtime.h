@@ -56,8 +56,6 @@ static inline int jbd_handle_error(jbd_handle *h, int r)
  * in Linux 2.5.72; it is given up while the thread sleeps (lock.h) ---- */
 int jbd_lock(jbd_ctx *jc, cm_mutex *m);
 void jbd_unlock(jbd_ctx *jc, cm_mutex *m);
-/* Trylock: 0 held, -EBUSY, -EOWNERDEAD. */
-int jbd_trylock(jbd_ctx *jc, cm_mutex *m);
 /* Around every public call: takes the big lock in big mode (again, if the
  * thread holds it already: a depth count). */
 int jbd_enter(jbd_ctx *jc);
