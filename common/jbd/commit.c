@@ -34,24 +34,6 @@
  *                        onto j_checkpoint_transactions.
  */
 
-int jbd_state_enter(jbd_ctx *jc)
-{
-	int r = jbd_enter(jc);
-
-	if (r < 0)
-		return r;
-	r = jbd_lock(jc, jbd_state_lock(jc));
-	if (r < 0)
-		jbd_leave(jc);
-	return r;
-}
-
-void jbd_state_leave(jbd_ctx *jc)
-{
-	jbd_unlock(jc, jbd_state_lock(jc));
-	jbd_leave(jc);
-}
-
 bool jbd_commit_aborted(jbd_ctx *jc)
 {
 	bool ab;
@@ -61,43 +43,6 @@ bool jbd_commit_aborted(jbd_ctx *jc)
 	ab = jc->j->j_flags & JBD_F_ABORTED;
 	jbd_state_leave(jc);
 	return ab;
-}
-
-/* The first journal head on list jlist of t, returned with its bh_state
- * stripe and j_list_lock held (the ranks want bh_state first, so the list
- * is peeked under j_list_lock alone, then both are taken and the head
- * checked again), or NULL holding neither (*err set on a lock error). The
- * caller is inside jbd_enter. */
-jbd_jh *jbd_lock_first(jbd_ctx *jc, jbd_transaction *t, enum jbd_jlist jlist, int *err)
-{
-	for (;;) {
-		jbd_jh *jh;
-		uint64_t blk;
-
-		if ((*err = jbd_lock(jc, jbd_list_lock(jc))) < 0)
-			return NULL;
-		jh = __jbd_list_first(jc, t, jlist);
-		blk = jh ? jh->b_blocknr : 0;
-		jbd_unlock(jc, jbd_list_lock(jc));
-		if (!jh)
-			return NULL;
-		if ((*err = jbd_lock(jc, jbd_bh_state(jc, blk))) < 0)
-			return NULL;
-		if ((*err = jbd_lock(jc, jbd_list_lock(jc))) < 0) {
-			jbd_unlock(jc, jbd_bh_state(jc, blk));
-			return NULL;
-		}
-		if (__jbd_list_first(jc, t, jlist) == jh && jh->b_blocknr == blk)
-			return jh;
-		jbd_unlock(jc, jbd_list_lock(jc));
-		jbd_unlock(jc, jbd_bh_state(jc, blk));
-	}
-}
-
-void jbd_unlock_jh(jbd_ctx *jc, uint64_t blk)
-{
-	jbd_unlock(jc, jbd_list_lock(jc));
-	jbd_unlock(jc, jbd_bh_state(jc, blk));
 }
 
 /* A buffer no transaction owns any more: what it owes the journal

@@ -21,6 +21,7 @@
 #include "../../blockdev-svc/internal.h"
 #include "../../common/jbd/internal.h"
 #include "commit.h"
+#include "runtime.h"
 #include "t_arena.h"
 #include "tap.h"
 
