@@ -14,13 +14,6 @@
 
 #define JBD_CP_DEPTH 32 /* home writes in flight */
 
-/*
- *   FINISHED -> (freed)  jbd_checkpoint_drop (j_list_lock): its checkpoint
- *                        list is empty (each buffer home, or logged again
- *                        by a later committed transaction, which took it),
- *                        and the tail then moves past its log blocks.
- */
-
 /* ---- j_checkpoint_transactions: circular, the head names the oldest ---- */
 
 void __jbd_cp_link_transaction(jbd_ctx *jc, jbd_transaction *t)

@@ -16,24 +16,6 @@
 #include "jbd2_disk.h"
 #include "runtime.h"
 
-/*
- * The transitions (journal.h), the lock each is made under, and what
- * moves with them:
- *
- *   RUNNING -> LOCKED    jbd_commit_lock (j_state_lock); then waits, holding
- *                        nothing, for t_updates 0 (j_wait_updates).
- *   LOCKED  -> FLUSH     jbd_commit_switch (j_state_lock): RESERVED buffers
- *                        unfiled and the revoke table switched first;
- *                        t_log_start = j_head; starters woken.
- *   FLUSH   -> COMMIT    jbd_commit_write_log (logwrite.c, j_state_lock):
- *                        each logged buffer METADATA -> SHADOW -> FORGET.
- *   COMMIT  -> FINISHED  jbd_commit_finish (j_state_lock, j_list_lock): the
- *                        commit block durable; FORGET buffers onto t's
- *                        checkpoint list (JBDDIRTY ones, DIRTY for their home
- *                        write) or to the transaction waiting for them; t
- *                        onto j_checkpoint_transactions.
- */
-
 bool jbd_commit_aborted(jbd_ctx *jc)
 {
 	bool ab;
