@@ -356,7 +356,10 @@ int jbd_forget(jbd_ctx *jc, jbd_handle *h, cm_bh *bh)
 		r = -EIO; /* a bitmap is never forgotten */
 		goto unlock;
 	}
-	was_modified = jh->b_modified;
+	/* A credit comes back only if this transaction spent it: b_modified
+	 * of a buffer that only a checkpoint list holds is an older
+	 * transaction's (JBD2's drop_reserve). */
+	was_modified = jh->b_modified && (jh->b_transaction == ti || jh->b_next_transaction == ti);
 	if (jh->b_transaction == ti) {
 		cm_bh_clear_dirty(bh);
 		jh->b_jflags &= ~JBD_JF_JBDDIRTY;
@@ -378,6 +381,7 @@ int jbd_forget(jbd_ctx *jc, jbd_handle *h, cm_bh *bh)
 			 * home; the commit takes it off that list (as JBD2). */
 			cm_bh_clear_dirty(bh);
 			jh->b_jflags &= ~JBD_JF_JBDDIRTY;
+			jh->b_modified = 0;
 			__jbd_file_buffer(jc, jh, jbd_t(jc, ti), JBD_FORGET);
 		}
 		if (r == 0)

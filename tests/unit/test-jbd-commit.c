@@ -329,6 +329,8 @@ static void case_revoke(void)
 		r = cm_bcache_read(cache, bd, home(60), &bh);
 		if (r == 0)
 			r = jbd_revoke(jc, h, home(60), bh);
+		t_is_int(h->h_buffer_credits, 1,
+			 "the revoke gives back no credit: the last transaction spent it");
 		cm_bcache_put(cache, bh);
 		if (jbd_stop(jc, h) < 0 && r == 0)
 			r = -EIO;
