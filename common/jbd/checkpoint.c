@@ -236,6 +236,7 @@ static int jbd_cleanup_tail(jbd_ctx *jc, cm_bdev *bd)
 		seq = (t = jbd_t(jc, j->j_running)) ? t->t_tid : j->j_transaction_sequence;
 	}
 	jbd_unlock(jc, jbd_list_lock(jc));
+	JBD_CHECK_LOCKED(jc, NULL);
 	if (!j->j_tail || tail == j->j_tail) {
 		jbd_state_leave(jc);
 		return 0;

@@ -48,8 +48,10 @@ int jbd_commit_lock(jbd_ctx *jc, jbd_transaction **ret)
 	if ((r = jbd_state_enter(jc)) < 0)
 		return r;
 	t = jbd_t(jc, j->j_running);
-	if (t && atomic_load(&t->t_state) == JBD_T_RUNNING)
+	if (t && atomic_load(&t->t_state) == JBD_T_RUNNING) {
 		atomic_store(&t->t_state, JBD_T_LOCKED);
+		JBD_CHECK_LOCKED(jc, t);
+	}
 	jbd_state_leave(jc);
 	if (!t)
 		return 0;
@@ -125,6 +127,7 @@ int jbd_commit_switch(jbd_ctx *jc, jbd_transaction *t)
 		j->j_tail = j->j_head;
 		j->j_tail_sequence = t->t_tid;
 	}
+	JBD_CHECK_LOCKED(jc, t);
 	jbd_state_leave(jc);
 	cm_event_signal(&j->j_wait_transaction_locked);
 	return 0;
@@ -286,6 +289,7 @@ int jbd_commit_finish(jbd_ctx *jc, cm_bdev *bd, jbd_transaction *t)
 	jbd_unlock(jc, jbd_list_lock(jc));
 	j->j_committing = 0;
 	atomic_store(&j->j_commit_sequence, t->t_tid);
+	JBD_CHECK_LOCKED(jc, t);
 	jbd_state_leave(jc);
 	atomic_fetch_add(&j->stats.commits, 1);
 	atomic_fetch_add(&j->stats.handles, t->t_handle_count);

@@ -10,6 +10,7 @@
 #ifndef JD_RUNTIME_H
 #define JD_RUNTIME_H
 
+#include <assert.h>
 #include <stdbool.h>
 #include <stdint.h>
 
@@ -161,6 +162,19 @@ int jbd_drain_revokes(jbd_ctx *jc, int (*fn)(void *ctx, uint64_t blocknr), void 
 /* Cancels a revoke of bh's block by the running transaction (write access
  * to a revoked block). */
 int jbd_cancel_revoke(jbd_ctx *jc, jbd_handle *h, jbd_jh *jh);
+
+/* ---- invariants (check.c) ----
+ * jbd_check at a state change of t (or, t NULL, after one was freed):
+ * called with j_state_lock held (the big lock in big mode) and no lock of
+ * a higher rank; takes t's t_handle_lock, then j_list_lock, to read what
+ * they guard. Lockdep builds run it at every change and abort on a broken
+ * invariant, as they do on a lock taken out of order. */
+bool jbd_check_locked(jbd_ctx *jc, jbd_transaction *t);
+#ifdef CM_LOCKDEP
+#define JBD_CHECK_LOCKED(jc, t) assert(jbd_check_locked(jc, t))
+#else
+#define JBD_CHECK_LOCKED(jc, t) ((void)0)
+#endif
 
 /* ---- the commit thread's files (commit.h) ---- */
 /* JBD_F_ABORTED, read under j_state_lock (true if that lock is lost;
