@@ -421,6 +421,7 @@ static void t_check_catches(void)
 /* A child breaks an invariant and moves a transaction to LOCKED: a
  * lockdep build checks the journal at that change, under j_state_lock,
  * and aborts. */
+#ifdef CM_LOCKDEP
 static int t_child_stray_commit(void *arg)
 {
 	struct rlimit none = {0, 0};
@@ -437,15 +438,17 @@ static int t_child_stray_commit(void *arg)
 
 static void t_check_at_changes(void)
 {
-#ifdef CM_LOCKDEP
 	int status = t_wait(t_fork(t_child_stray_commit, NULL), 10000);
 
 	t_ok(status >= 0 && WIFSIGNALED(status) && WTERMSIG(status) == SIGABRT,
 	     "a state change on a broken journal aborts (status 0x%x)", (unsigned)status);
-#else
-	t_skip("built without lockdep", "a state change on a broken journal aborts");
-#endif
 }
+#else
+static void t_check_at_changes(void)
+{
+	t_skip("built without lockdep", "a state change on a broken journal aborts");
+}
+#endif
 
 static void t_abort(void)
 {
