@@ -61,10 +61,11 @@ static bool jbd_check_states(jbd_ctx *jc, uint32_t *finished)
 		if (!s || jbd_check_aborted(jc))
 			continue;
 		if ((s <= JBD_T_LOCKED) != (j->j_running == ti))
-			return jbd_check_fail("j_running and the RUNNING or LOCKED one differ", ti, s);
-		if ((s == JBD_T_FLUSH || s == JBD_T_COMMIT) != (j->j_committing == ti))
-			return jbd_check_fail("j_committing and the one in FLUSH or COMMIT differ", ti,
+			return jbd_check_fail("j_running and the RUNNING or LOCKED one differ", ti,
 					      s);
+		if ((s == JBD_T_FLUSH || s == JBD_T_COMMIT) != (j->j_committing == ti))
+			return jbd_check_fail("j_committing and the one in FLUSH or COMMIT differ",
+					      ti, s);
 	}
 	if (jbd_check_aborted(jc))
 		return true;
@@ -86,7 +87,8 @@ static bool jbd_check_updates(jbd_ctx *jc, jbd_transaction *t)
 		return jbd_check_fail("negative updates or credits", (uint32_t)t->t_updates,
 				      (uint32_t)t->t_outstanding_credits);
 	if (!jbd_check_aborted(jc) && atomic_load(&t->t_state) >= JBD_T_FLUSH && t->t_updates)
-		return jbd_check_fail("a handle open past LOCKED", t->t_tid, (uint32_t)t->t_updates);
+		return jbd_check_fail("a handle open past LOCKED", t->t_tid,
+				      (uint32_t)t->t_updates);
 	return true;
 }
 
@@ -100,7 +102,8 @@ static bool jbd_check_list(jbd_ctx *jc, jbd_transaction *t, uint32_t head, int j
 
 	while (ji && (jh = jbd_jh_at(jc, ji))) {
 		if (jlist >= 0 && (jh->b_transaction != ti || jh->b_jlist != (uint32_t)jlist))
-			return jbd_check_fail("head on a list it does not name", ji, (uint32_t)jlist);
+			return jbd_check_fail("head on a list it does not name", ji,
+					      (uint32_t)jlist);
 		if (jlist < 0 && jh->b_cp_transaction != ti)
 			return jbd_check_fail("checkpoint head names another transaction", ji, ti);
 		if (++n > jc->j->njheads)
@@ -153,13 +156,15 @@ static bool jbd_check_cp_ring(jbd_ctx *jc, uint32_t finished)
 			return jbd_check_fail("checkpoint ring holds one not FINISHED", t->t_tid,
 					      t->t_state);
 		if (!next || next->t_cpprev != ti)
-			return jbd_check_fail("checkpoint ring badly linked", t->t_tid, t->t_cpnext);
+			return jbd_check_fail("checkpoint ring badly linked", t->t_tid,
+					      t->t_cpnext);
 		if (++n > JBD_MAX_TRANSACTIONS)
 			return jbd_check_fail("checkpoint ring does not end", ti, n);
 		if ((ti = t->t_cpnext) == first)
 			break;
 		if ((int32_t)(next->t_tid - t->t_tid) <= 0)
-			return jbd_check_fail("checkpoint ring out of order", t->t_tid, next->t_tid);
+			return jbd_check_fail("checkpoint ring out of order", t->t_tid,
+					      next->t_tid);
 	}
 	if (n != finished)
 		return jbd_check_fail("FINISHED transactions off the checkpoint ring", finished, n);
