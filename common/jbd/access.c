@@ -222,22 +222,6 @@ int jbd_get_create_access(jbd_ctx *jc, jbd_handle *h, cm_bh *bh)
 	return jbd_bh_end(jc, h, jh, r);
 }
 
-/* In --locking=big mode the big lock stands in for the stripe: entered
- * (a depth count), since the caller usually holds it already, through
- * its handle or its join. */
-int jbd_lock_bh_state(jbd_ctx *jc, cm_bh *bh)
-{
-	return jc->big ? jbd_enter(jc) : cm_mutex_lock(jbd_bh_state(jc, cm_bh_blocknr(bh)));
-}
-
-void jbd_unlock_bh_state(jbd_ctx *jc, cm_bh *bh)
-{
-	if (jc->big)
-		jbd_leave(jc);
-	else
-		cm_mutex_unlock(jbd_bh_state(jc, cm_bh_blocknr(bh)));
-}
-
 const void *jbd_committed_data(jbd_ctx *jc, cm_bh *bh)
 {
 	if (!cm_bh_jh(bh))

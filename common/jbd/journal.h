@@ -348,7 +348,8 @@ cm_off jbd_handle_token(jbd_ctx *jc, const jbd_handle *h);
  * no open handle. */
 int jbd_join(jbd_ctx *jc, cm_off token, jbd_handle **ret);
 
-/* ---- buffers (transaction.c) ----
+/* ---- buffers (access.c; revoke in revoke.c, callbacks in transaction.c,
+ * the bh_state wrappers in locks.c) ----
  * bh is referenced by the caller and UPTODATE (get_create_access: a new
  * block the caller fills). Each may wait (for a buffer under log I/O). */
 int jbd_get_write_access(jbd_ctx *jc, jbd_handle *h, cm_bh *bh);

@@ -5,7 +5,8 @@
  * in Linux 2.5.72; in fine mode jbd_enter is free and each lock is a
  * cm_mutex of the lock set. Also the compound steps every file takes:
  * j_state_lock inside jbd_enter, and the first head of a buffer list with
- * its bh_state stripe and j_list_lock, taken in rank order.
+ * its bh_state stripe and j_list_lock, taken in rank order; and a buffer's
+ * bh_state for the services (journal.h).
  */
 #include "runtime.h"
 
@@ -47,6 +48,22 @@ void jbd_state_leave(jbd_ctx *jc)
 {
 	jbd_unlock(jc, jbd_state_lock(jc));
 	jbd_leave(jc);
+}
+
+/* In --locking=big mode the big lock stands in for the stripe: entered
+ * (a depth count), since the caller usually holds it already, through
+ * its handle or its join. */
+int jbd_lock_bh_state(jbd_ctx *jc, cm_bh *bh)
+{
+	return jc->big ? jbd_enter(jc) : cm_mutex_lock(jbd_bh_state(jc, cm_bh_blocknr(bh)));
+}
+
+void jbd_unlock_bh_state(jbd_ctx *jc, cm_bh *bh)
+{
+	if (jc->big)
+		jbd_leave(jc);
+	else
+		cm_mutex_unlock(jbd_bh_state(jc, cm_bh_blocknr(bh)));
 }
 
 /* The first journal head on list jlist of t, returned with its bh_state
