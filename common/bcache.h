@@ -12,9 +12,10 @@
  * holds the reference that came with it (cm_bcache_put drops it). Errors are
  * -errno: -ENOMEM when every buffer is referenced, locked, dirty or owned by
  * the journal (cm_bcache_writeback makes room), -EOWNERDEAD
- * when a process died holding a hash stripe (the cache is then lost; DESIGN,
- * Recovery), -ESTALE when the arena was discarded while waiting, and the
- * blockdev's error (-EIO, -ERANGE past the device end) for failed I/O.
+ * when a process died holding a hash stripe (the cache is then lost;
+ * docs/locking.md, "Dead owners"), -ESTALE when the arena was discarded
+ * while waiting, and the blockdev's error (-EIO, -ERANGE past the device
+ * end) for failed I/O.
  */
 #ifndef CM_BCACHE_H
 #define CM_BCACHE_H
@@ -104,8 +105,9 @@ void cm_bcache_put(cm_bcache *c, cm_bh *bh);
  * A cache with no clean buffer to spare is written back first
  * (cm_bcache_writeback) rather than failing with -ENOMEM.
  * On error no reference is kept and the buffer stays !UPTODATE. This, write
- * and sync wait on the blockdev ring or on a LOCKED buffer, so (DESIGN) the
- * caller holds no arena lock; getblk, get and put never wait on either. */
+ * and sync wait on the blockdev ring or on a LOCKED buffer, so the caller
+ * holds no arena lock (docs/locking.md); getblk, get and put never wait on
+ * either. */
 int cm_bcache_read(cm_bcache *c, cm_bdev *bd, uint64_t blocknr, cm_bh **ret);
 /* Starts reading the blocks of the list that are not cached, up to
  * CM_CHAN_DEPTH at a time on bd's channel, and waits for them: one pipelined

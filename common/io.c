@@ -2,7 +2,6 @@
 #include "io.h"
 
 #include <errno.h>
-#include <fcntl.h>
 #include <unistd.h>
 
 int cm_pread_full(int fd, void *buf, size_t len, off_t off)
@@ -75,24 +74,4 @@ int cm_write_full(int fd, const void *buf, size_t len)
 		len -= (size_t)n;
 	}
 	return 0;
-}
-
-ssize_t cm_read_file(const char *path, char *buf, size_t size)
-{
-	ssize_t n, total = 0;
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-
-	if (fd < 0)
-		return -errno;
-	while ((size_t)total < size - 1) {
-		n = read(fd, buf + total, size - 1 - (size_t)total);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0)
-			break;
-		total += n;
-	}
-	buf[total] = '\0';
-	close(fd);
-	return total;
 }

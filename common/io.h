@@ -13,7 +13,5 @@ int cm_pwrite_full(int fd, const void *buf, size_t len, off_t off);
 /* Fills every iov (which it may modify); -EIO if the file ends first. */
 int cm_preadv_full(int fd, struct iovec *iov, int iovcnt, off_t off);
 int cm_write_full(int fd, const void *buf, size_t len);
-/* Reads a small text file into buf (NUL-terminated); bytes read or -errno. */
-ssize_t cm_read_file(const char *path, char *buf, size_t size);
 
 #endif

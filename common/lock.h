@@ -9,13 +9,13 @@
  * (cm_lockdep_assert_none_held).
  *
  * Dead owners: when a holder dies, the next locker gets EOWNERDEAD from
- * pthreads. The state behind the lock is then lost (DESIGN, Recovery), so
- * cm_mutex_lock() never hands it out as if nothing happened. It poisons the
- * lock, reports the dead owner through the hook of cm_lock_set_dead_owner_hook,
- * makes the pthread mutex consistent only so that nobody hangs or gets
- * ENOTRECOVERABLE on it, releases it, and returns -EOWNERDEAD. Every later
- * locker also gets -EOWNERDEAD without holding the lock, until the arena is
- * discarded by a group restart.
+ * pthreads. The state behind the lock is then lost (docs/locking.md, "Dead
+ * owners"), so cm_mutex_lock() never hands it out as if nothing happened. It
+ * poisons the lock, reports the dead owner through the hook of
+ * cm_lock_set_dead_owner_hook, makes the pthread mutex consistent only so
+ * that nobody hangs or gets ENOTRECOVERABLE on it, releases it, and returns
+ * -EOWNERDEAD. Every later locker also gets -EOWNERDEAD without holding the
+ * lock, until the arena is discarded by a group restart.
  */
 #ifndef CM_LOCK_H
 #define CM_LOCK_H
@@ -70,8 +70,8 @@ void cm_mutex_unlock(cm_mutex *m);
 void cm_mutex_assert_held(cm_mutex *m);
 /* Debug builds: aborts, naming the lock and what, if this thread holds any
  * cm_mutex; a no-op otherwise. Every wait on a ring, an event or a LOCKED
- * buffer calls it: (DESIGN) no arena lock is held while waiting, since the
- * thread that would end the wait may need that lock. */
+ * buffer calls it: no arena lock is held while waiting (docs/locking.md),
+ * since the thread that would end the wait may need that lock. */
 void cm_lockdep_assert_none_held(const char *what);
 
 #endif

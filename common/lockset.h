@@ -1,5 +1,5 @@
 /* lockset.h - the lock set shared by all processes of an instance: JBD's
- * locks one for one (DESIGN, "The lock set"), their ranks, and why.
+ * locks one for one (docs/locking.md), their ranks, and why.
  *
  * Lock order, outermost first; a thread takes locks in increasing rank only
  * (lock.h checks it in debug builds; trylocks are exempt):

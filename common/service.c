@@ -13,7 +13,6 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "chan.h"
 #include "futex.h"
 #include "log.h"
 #include "sandbox.h"
@@ -145,37 +144,4 @@ void cm_service_fini(cm_service *svc)
 	}
 	svc->arena = cm_arena_free(svc->arena);
 	svc->layout = NULL;
-}
-
-static const struct option cm_idle_options[] = {
-	CM_SERVICE_OPTIONS,
-	{0},
-};
-
-int cm_service_main_idle(int argc, char **argv, const char *name,
-			 int (*before_ready)(cm_service *svc))
-{
-	cm_sandbox_policy policy = {0};
-	cm_chan_server srv;
-	cm_service svc;
-	int opt, r;
-
-	cm_service_init(&svc, name);
-	while ((opt = getopt_long(argc, argv, "", cm_idle_options, NULL)) != -1)
-		if (cm_service_option(&svc, opt, optarg) <= 0)
-			return cm_log_errno(-EINVAL, "usage: %s --arena-fd=N --slot=K", name),
-			       EXIT_FAILURE;
-	if (cm_service_attach(&svc) < 0)
-		return EXIT_FAILURE;
-	r = cm_sandbox_enter(&policy);
-	if (r < 0)
-		return cm_log_errno(r, "sandbox: %m"), EXIT_FAILURE;
-	if (before_ready && before_ready(&svc) < 0)
-		return EXIT_FAILURE;
-	cm_service_ready(&svc);
-	cm_chan_server_init(&srv, svc.arena, (uint32_t)svc.slot);
-	while (!cm_service_stopping())
-		cm_chan_server_wait(&srv, cm_chan_server_arm(&srv), 200);
-	cm_service_fini(&svc);
-	return EXIT_SUCCESS;
 }

@@ -54,11 +54,4 @@ void cm_service_ready(cm_service *svc);
 bool cm_service_stopping(void);
 void cm_service_fini(cm_service *svc);
 
-/* main() of a service that serves no requests yet: parse the common flags,
- * attach, confine with the base policy, run before_ready (if not NULL; a
- * negative result ends the service with a failure), report ready, wait for
- * SIGTERM. Returns the exit status. */
-int cm_service_main_idle(int argc, char **argv, const char *name,
-			 int (*before_ready)(cm_service *svc));
-
 #endif

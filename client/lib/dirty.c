@@ -64,13 +64,6 @@ static void x3_dirty_note_locked(ext3d *fs, uint64_t ino, uint64_t gen)
 	}
 }
 
-void x3_dirty_note(ext3d *fs, uint64_t ino, uint64_t gen)
-{
-	pthread_mutex_lock(&fs->dirty_mtx);
-	x3_dirty_note_locked(fs, ino, gen);
-	pthread_mutex_unlock(&fs->dirty_mtx);
-}
-
 void x3_dirty_after(ext3d *fs, const cm_fs_req *req, const cm_fs_resp *resp, uint64_t gen)
 {
 	pthread_mutex_lock(&fs->dirty_mtx);

@@ -94,7 +94,6 @@ int x3_readdir(ext3d *fs, uint64_t dir, uint64_t *cookie, ext3d_dirent *ents, si
 /* Notes that the change req made (it succeeded on generation gen) is not
  * known durable yet, for each inode it changed. */
 void x3_dirty_after(ext3d *fs, const cm_fs_req *req, const cm_fs_resp *resp, uint64_t gen);
-void x3_dirty_note(ext3d *fs, uint64_t ino, uint64_t gen);
 /* After an fsync of ino that ran on gen and returned r: -EIO if ino was
  * changed on an older generation (reported once), else r. */
 int x3_dirty_fsync(ext3d *fs, uint64_t ino, uint64_t gen, int r);

@@ -222,22 +222,6 @@ int jbd_get_create_access(jbd_ctx *jc, jbd_handle *h, cm_bh *bh)
 	return jbd_bh_end(jc, h, jh, r);
 }
 
-/* In --locking=big mode the big lock stands in for the stripe: entered
- * (a depth count), since the caller usually holds it already, through
- * its handle or its join. */
-int jbd_lock_bh_state(jbd_ctx *jc, cm_bh *bh)
-{
-	return jc->big ? jbd_enter(jc) : cm_mutex_lock(jbd_bh_state(jc, cm_bh_blocknr(bh)));
-}
-
-void jbd_unlock_bh_state(jbd_ctx *jc, cm_bh *bh)
-{
-	if (jc->big)
-		jbd_leave(jc);
-	else
-		cm_mutex_unlock(jbd_bh_state(jc, cm_bh_blocknr(bh)));
-}
-
 const void *jbd_committed_data(jbd_ctx *jc, cm_bh *bh)
 {
 	if (!cm_bh_jh(bh))
@@ -356,7 +340,10 @@ int jbd_forget(jbd_ctx *jc, jbd_handle *h, cm_bh *bh)
 		r = -EIO; /* a bitmap is never forgotten */
 		goto unlock;
 	}
-	was_modified = jh->b_modified;
+	/* A credit comes back only if this transaction spent it: b_modified
+	 * of a buffer that only a checkpoint list holds is an older
+	 * transaction's (JBD2's drop_reserve). */
+	was_modified = jh->b_modified && (jh->b_transaction == ti || jh->b_next_transaction == ti);
 	if (jh->b_transaction == ti) {
 		cm_bh_clear_dirty(bh);
 		jh->b_jflags &= ~JBD_JF_JBDDIRTY;
@@ -378,6 +365,7 @@ int jbd_forget(jbd_ctx *jc, jbd_handle *h, cm_bh *bh)
 			 * home; the commit takes it off that list (as JBD2). */
 			cm_bh_clear_dirty(bh);
 			jh->b_jflags &= ~JBD_JF_JBDDIRTY;
+			jh->b_modified = 0;
 			__jbd_file_buffer(jc, jh, jbd_t(jc, ti), JBD_FORGET);
 		}
 		if (r == 0)

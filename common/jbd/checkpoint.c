@@ -14,13 +14,6 @@
 
 #define JBD_CP_DEPTH 32 /* home writes in flight */
 
-/*
- *   FINISHED -> (freed)  jbd_checkpoint_drop (j_list_lock): its checkpoint
- *                        list is empty (each buffer home, or logged again
- *                        by a later committed transaction, which took it),
- *                        and the tail then moves past its log blocks.
- */
-
 /* ---- j_checkpoint_transactions: circular, the head names the oldest ---- */
 
 void __jbd_cp_link_transaction(jbd_ctx *jc, jbd_transaction *t)
@@ -57,17 +50,6 @@ static void jbd_checkpoint_drop(jbd_ctx *jc, jbd_transaction *t)
 	}
 	t->t_cpnext = t->t_cpprev = 0;
 	jbd_free_transaction(jc, t);
-}
-
-uint32_t jbd_log_used(jbd_ctx *jc)
-{
-	uint32_t used = 0;
-
-	if (jbd_state_enter(jc) == 0) {
-		used = jc->j->j_last - jc->j->j_first - jc->j->j_free;
-		jbd_state_leave(jc);
-	}
-	return used;
 }
 
 bool jbd_checkpoint_wanted(jbd_ctx *jc)
@@ -254,6 +236,7 @@ static int jbd_cleanup_tail(jbd_ctx *jc, cm_bdev *bd)
 		seq = (t = jbd_t(jc, j->j_running)) ? t->t_tid : j->j_transaction_sequence;
 	}
 	jbd_unlock(jc, jbd_list_lock(jc));
+	JBD_CHECK_LOCKED(jc, NULL);
 	if (!j->j_tail || tail == j->j_tail) {
 		jbd_state_leave(jc);
 		return 0;

@@ -16,42 +16,6 @@
 #include "jbd2_disk.h"
 #include "runtime.h"
 
-/*
- * The transitions (journal.h), the lock each is made under, and what
- * moves with them:
- *
- *   RUNNING -> LOCKED    jbd_commit_lock (j_state_lock); then waits, holding
- *                        nothing, for t_updates 0 (j_wait_updates).
- *   LOCKED  -> FLUSH     jbd_commit_switch (j_state_lock): RESERVED buffers
- *                        unfiled and the revoke table switched first;
- *                        t_log_start = j_head; starters woken.
- *   FLUSH   -> COMMIT    jbd_commit_write_log (logwrite.c, j_state_lock):
- *                        each logged buffer METADATA -> SHADOW -> FORGET.
- *   COMMIT  -> FINISHED  jbd_commit_finish (j_state_lock, j_list_lock): the
- *                        commit block durable; FORGET buffers onto t's
- *                        checkpoint list (JBDDIRTY ones, DIRTY for their home
- *                        write) or to the transaction waiting for them; t
- *                        onto j_checkpoint_transactions.
- */
-
-int jbd_state_enter(jbd_ctx *jc)
-{
-	int r = jbd_enter(jc);
-
-	if (r < 0)
-		return r;
-	r = jbd_lock(jc, jbd_state_lock(jc));
-	if (r < 0)
-		jbd_leave(jc);
-	return r;
-}
-
-void jbd_state_leave(jbd_ctx *jc)
-{
-	jbd_unlock(jc, jbd_state_lock(jc));
-	jbd_leave(jc);
-}
-
 bool jbd_commit_aborted(jbd_ctx *jc)
 {
 	bool ab;
@@ -61,43 +25,6 @@ bool jbd_commit_aborted(jbd_ctx *jc)
 	ab = jc->j->j_flags & JBD_F_ABORTED;
 	jbd_state_leave(jc);
 	return ab;
-}
-
-/* The first journal head on list jlist of t, returned with its bh_state
- * stripe and j_list_lock held (the ranks want bh_state first, so the list
- * is peeked under j_list_lock alone, then both are taken and the head
- * checked again), or NULL holding neither (*err set on a lock error). The
- * caller is inside jbd_enter. */
-jbd_jh *jbd_lock_first(jbd_ctx *jc, jbd_transaction *t, enum jbd_jlist jlist, int *err)
-{
-	for (;;) {
-		jbd_jh *jh;
-		uint64_t blk;
-
-		if ((*err = jbd_lock(jc, jbd_list_lock(jc))) < 0)
-			return NULL;
-		jh = __jbd_list_first(jc, t, jlist);
-		blk = jh ? jh->b_blocknr : 0;
-		jbd_unlock(jc, jbd_list_lock(jc));
-		if (!jh)
-			return NULL;
-		if ((*err = jbd_lock(jc, jbd_bh_state(jc, blk))) < 0)
-			return NULL;
-		if ((*err = jbd_lock(jc, jbd_list_lock(jc))) < 0) {
-			jbd_unlock(jc, jbd_bh_state(jc, blk));
-			return NULL;
-		}
-		if (__jbd_list_first(jc, t, jlist) == jh && jh->b_blocknr == blk)
-			return jh;
-		jbd_unlock(jc, jbd_list_lock(jc));
-		jbd_unlock(jc, jbd_bh_state(jc, blk));
-	}
-}
-
-void jbd_unlock_jh(jbd_ctx *jc, uint64_t blk)
-{
-	jbd_unlock(jc, jbd_list_lock(jc));
-	jbd_unlock(jc, jbd_bh_state(jc, blk));
 }
 
 /* A buffer no transaction owns any more: what it owes the journal
@@ -121,8 +48,10 @@ int jbd_commit_lock(jbd_ctx *jc, jbd_transaction **ret)
 	if ((r = jbd_state_enter(jc)) < 0)
 		return r;
 	t = jbd_t(jc, j->j_running);
-	if (t && atomic_load(&t->t_state) == JBD_T_RUNNING)
+	if (t && atomic_load(&t->t_state) == JBD_T_RUNNING) {
 		atomic_store(&t->t_state, JBD_T_LOCKED);
+		JBD_CHECK_LOCKED(jc, t);
+	}
 	jbd_state_leave(jc);
 	if (!t)
 		return 0;
@@ -198,6 +127,7 @@ int jbd_commit_switch(jbd_ctx *jc, jbd_transaction *t)
 		j->j_tail = j->j_head;
 		j->j_tail_sequence = t->t_tid;
 	}
+	JBD_CHECK_LOCKED(jc, t);
 	jbd_state_leave(jc);
 	cm_event_signal(&j->j_wait_transaction_locked);
 	return 0;
@@ -359,6 +289,7 @@ int jbd_commit_finish(jbd_ctx *jc, cm_bdev *bd, jbd_transaction *t)
 	jbd_unlock(jc, jbd_list_lock(jc));
 	j->j_committing = 0;
 	atomic_store(&j->j_commit_sequence, t->t_tid);
+	JBD_CHECK_LOCKED(jc, t);
 	jbd_state_leave(jc);
 	atomic_fetch_add(&j->stats.commits, 1);
 	atomic_fetch_add(&j->stats.handles, t->t_handle_count);

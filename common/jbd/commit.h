@@ -75,30 +75,9 @@ int jbd_checkpoint(jbd_ctx *jc, cm_bdev *bd, uint32_t need);
 /* True when a checkpoint is due: a starter waits for space, or more than
  * half of the log is in use. */
 bool jbd_checkpoint_wanted(jbd_ctx *jc);
-/* Blocks of the log in use (head - tail). */
-uint32_t jbd_log_used(jbd_ctx *jc);
 /* Clean shutdown: commit everything, checkpoint everything, s_start = 0
  * durable, then needs_recovery cleared durably. No handle may start after. */
 int jbd_shutdown(jbd_ctx *jc, cm_bdev *bd);
-
-/* ---- shared by commit.c, checkpoint.c and jsb.c ---- */
-/* Takes j_state_lock (the big lock in --locking=big mode), and drops it. */
-int jbd_state_enter(jbd_ctx *jc);
-void jbd_state_leave(jbd_ctx *jc);
-/* JBD_F_ABORTED, read under j_state_lock (true if that lock is lost). */
-bool jbd_commit_aborted(jbd_ctx *jc);
-/* The first journal head on list jlist of t with its bh_state stripe and
- * j_list_lock held, or NULL holding neither (*err set on a lock error);
- * jbd_unlock_jh(jc, its b_blocknr) drops both. Inside jbd_enter. */
-jbd_jh *jbd_lock_first(jbd_ctx *jc, jbd_transaction *t, enum jbd_jlist jlist, int *err);
-void jbd_unlock_jh(jbd_ctx *jc, uint64_t blk);
-/* Takes the log block at j_head (j_free--, wrapping at j_last). */
-int jbd_next_log_block(jbd_ctx *jc, uint32_t *lblk);
-/* Fills a JBD2 block header. */
-void jbd_header(void *b, uint32_t type, uint32_t tid);
-/* A FINISHED transaction joins j_checkpoint_transactions at the tail
- * (checkpoint.c); the caller holds j_list_lock. */
-void __jbd_cp_link_transaction(jbd_ctx *jc, jbd_transaction *t);
 
 /* ---- jsb.c ---- */
 /* Checks the journal superblock against the journal in the arena and sets
@@ -111,7 +90,5 @@ int jbd_jsb_open(jbd_ctx *jc, cm_bdev *bd);
 int jbd_jsb_write(jbd_ctx *jc, cm_bdev *bd, uint32_t start, uint32_t sequence);
 /* Clears needs_recovery durably: only after s_start = 0 is durable. */
 int jbd_jsb_clear_recover(jbd_ctx *jc, cm_bdev *bd);
-/* Writes (or reads) block copy ci to (from) log block lblk and waits. */
-int jbd_log_rw(jbd_ctx *jc, cm_bdev *bd, uint32_t lblk, uint32_t ci, bool write);
 
 #endif /* JD_COMMIT_H */

@@ -1,8 +1,8 @@
 /*
  * journal.c - the journal in the arena: creating it (journald-svc) and
- * attaching to it (every service), the lock wrappers that honour
- * --locking=big, journal heads, the per-transaction buffer lists and
- * checkpoint lists, block copies and transaction objects (runtime.h).
+ * attaching to it (every service), journal heads, the per-transaction
+ * buffer lists and checkpoint lists, block copies and transaction objects
+ * (runtime.h).
  */
 #include <errno.h>
 #include <stddef.h>
@@ -158,35 +158,6 @@ jbd_ctx *jbd_detach(jbd_ctx *jc)
 		cm_pool_put(jc->a, jc->hpool, spare - 1);
 	free(jc);
 	return NULL;
-}
-
-/* ---- locks ---- */
-
-int jbd_lock(jbd_ctx *jc, cm_mutex *m)
-{
-	return jc->big ? 0 : cm_mutex_lock(m);
-}
-
-void jbd_unlock(jbd_ctx *jc, cm_mutex *m)
-{
-	if (!jc->big)
-		cm_mutex_unlock(m);
-}
-
-int jbd_trylock(jbd_ctx *jc, cm_mutex *m)
-{
-	return jc->big ? 0 : cm_mutex_trylock(m);
-}
-
-int jbd_enter(jbd_ctx *jc)
-{
-	return jc->big ? cm_big_enter(&jc->ls->big_lock) : 0;
-}
-
-void jbd_leave(jbd_ctx *jc)
-{
-	if (jc->big)
-		cm_big_leave();
 }
 
 /* ---- journal heads ---- */

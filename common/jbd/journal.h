@@ -25,24 +25,35 @@
  * arena lock is held while waiting on a ring, an event or a LOCKED buffer.
  *
  * Transaction states, the one function that moves a transaction out of
- * each, and what holds in it (jbd_check() asserts these):
+ * each (under the lock named), and what holds in it (jbd_check() asserts
+ * these; lockdep builds check them at every change, check.c):
  *
- *   (none)   -> RUNNING    jbd_start, through jbd_new_transaction
+ *   (none)   -> RUNNING    jbd_start, through __jbd_new_transaction
  *                          (j_state_lock): j_running names it.
- *   RUNNING  -> LOCKED     jbd_commit_lock (journald-svc): no new handle
- *                          joins; starters wait on j_wait_transaction_locked.
- *   LOCKED   -> FLUSH      jbd_commit_switch, once t_updates is 0: j_running
- *                          is 0 (the next jbd_start makes a new one) and
- *                          j_committing names it; no handle refers to it.
- *   FLUSH    -> COMMIT     jbd_commit_write_log: ordered data is home,
- *                          revoke, descriptor and data blocks are in the log
- *                          and flushed.
- *   COMMIT   -> FINISHED   jbd_commit_finish: the commit block is durable;
- *                          j_commit_sequence = t_tid; its buffers are on its
- *                          checkpoint list (or it has none).
- *   FINISHED -> (freed)    jbd_checkpoint_drop (checkpoint.c): every buffer
- *                          it logged is home (or logged again by a later
- *                          committed transaction) and the log tail is past it.
+ *   RUNNING  -> LOCKED     jbd_commit_lock (journald-svc; j_state_lock): no
+ *                          new handle joins; starters wait on
+ *                          j_wait_transaction_locked. It then waits, holding
+ *                          nothing, for t_updates 0 (j_wait_updates).
+ *   LOCKED   -> FLUSH      jbd_commit_switch (j_state_lock), once t_updates
+ *                          is 0: RESERVED buffers unfiled and the revoke
+ *                          table switched first; j_running is 0 (the next
+ *                          jbd_start makes a new one), j_committing names it,
+ *                          t_log_start = j_head; no handle refers to it.
+ *   FLUSH    -> COMMIT     jbd_commit_write_log (logwrite.c; j_state_lock):
+ *                          ordered data is home; revoke, descriptor and data
+ *                          blocks are in the log and flushed; each logged
+ *                          buffer went METADATA -> SHADOW -> FORGET.
+ *   COMMIT   -> FINISHED   jbd_commit_finish (j_state_lock, j_list_lock):
+ *                          the commit block is durable; j_commit_sequence =
+ *                          t_tid; FORGET buffers are on its checkpoint list
+ *                          (JBDDIRTY ones, DIRTY for their home write) or
+ *                          with the transaction waiting for them; it is on
+ *                          j_checkpoint_transactions.
+ *   FINISHED -> (freed)    jbd_checkpoint_drop (checkpoint.c; j_list_lock):
+ *                          its checkpoint list is empty (every buffer it
+ *                          logged is home, or logged again by a later
+ *                          committed transaction, which took it) and the log
+ *                          tail then moves past it.
  *
  * At most one transaction is RUNNING and at most one is between LOCKED and
  * COMMIT; FINISHED ones wait on j_checkpoint_transactions, oldest first.
@@ -344,7 +355,8 @@ cm_off jbd_handle_token(jbd_ctx *jc, const jbd_handle *h);
  * no open handle. */
 int jbd_join(jbd_ctx *jc, cm_off token, jbd_handle **ret);
 
-/* ---- buffers (transaction.c) ----
+/* ---- buffers (access.c; revoke in revoke.c, callbacks in transaction.c,
+ * the bh_state wrappers in locks.c) ----
  * bh is referenced by the caller and UPTODATE (get_create_access: a new
  * block the caller fills). Each may wait (for a buffer under log I/O). */
 int jbd_get_write_access(jbd_ctx *jc, jbd_handle *h, cm_bh *bh);

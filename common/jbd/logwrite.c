@@ -361,6 +361,7 @@ int jbd_commit_write_log(jbd_ctx *jc, cm_bdev *bd, jbd_transaction *t)
 		r = cm_bdev_flush(bd);
 	if (r == 0 && (r = jbd_state_enter(jc)) == 0) {
 		atomic_store(&t->t_state, JBD_T_COMMIT);
+		JBD_CHECK_LOCKED(jc, t);
 		jbd_state_leave(jc);
 	}
 out:

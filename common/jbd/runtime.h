@@ -1,13 +1,20 @@
 /*
- * runtime.h - what the run-time journal files share (journal.c,
- * transaction.c, revoke.c, commit.c, checkpoint.c): index <-> pointer
- * conversions, the lock wrappers that honour --locking=big, journal heads,
- * the buffer lists and block copies. A name starting with `__` expects its
- * caller to hold the locks it names, as in JBD.
+ * runtime.h - the one internal header of the run-time journal: what its
+ * files share (journal.c, locks.c, transaction.c, access.c, revoke.c,
+ * check.c, and the commit thread's commit.c, logwrite.c, checkpoint.c and
+ * jsb.c): index <-> pointer conversions, the lock wrappers that honour
+ * --locking=big, journal heads, the buffer lists, block copies and the
+ * log. A name starting with `__` expects its caller to hold the locks it
+ * names, as in JBD.
  */
 #ifndef JD_RUNTIME_H
 #define JD_RUNTIME_H
 
+#include <assert.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "bdclient.h"
 #include "journal.h"
 
 /* ---- indexes (index + 1, 0 = none) ---- */
@@ -50,21 +57,29 @@ static inline int jbd_handle_error(jbd_handle *h, int r)
 	return r;
 }
 
-/* ---- locks: no-ops in --locking=big mode, where the public entry points
- * hold the big lock instead (jbd_enter/jbd_leave), and a handle holds it
- * from start to stop, as the BKL was held around a whole ext3 operation
- * in Linux 2.5.72; it is given up while the thread sleeps (lock.h) ---- */
+/* ---- locks (locks.c): no-ops in --locking=big mode, where the public
+ * entry points hold the big lock instead (jbd_enter/jbd_leave), and a
+ * handle holds it from start to stop, as the BKL was held around a whole
+ * ext3 operation in Linux 2.5.72; it is given up while the thread sleeps
+ * (lock.h) ---- */
 int jbd_lock(jbd_ctx *jc, cm_mutex *m);
 void jbd_unlock(jbd_ctx *jc, cm_mutex *m);
-/* Trylock: 0 held, -EBUSY, -EOWNERDEAD. */
-int jbd_trylock(jbd_ctx *jc, cm_mutex *m);
 /* Around every public call: takes the big lock in big mode (again, if the
  * thread holds it already: a depth count). */
 int jbd_enter(jbd_ctx *jc);
 void jbd_leave(jbd_ctx *jc);
+/* jbd_enter, then j_state_lock; and back. */
+int jbd_state_enter(jbd_ctx *jc);
+void jbd_state_leave(jbd_ctx *jc);
+/* The first journal head on list jlist of t with its bh_state stripe and
+ * j_list_lock held, or NULL holding neither (*err set on a lock error);
+ * jbd_unlock_jh(jc, its b_blocknr) drops both. Inside jbd_enter. */
+jbd_jh *jbd_lock_first(jbd_ctx *jc, jbd_transaction *t, enum jbd_jlist jlist, int *err);
+void jbd_unlock_jh(jbd_ctx *jc, uint64_t blk);
 /* Waits on ev (prepared as seq, with every lock but the big one dropped;
  * the wait gives that up) for at most a short while: 0, -ESTALE when the
- * arena was discarded. The caller re-checks its condition and loops. */
+ * arena was discarded. The caller re-checks its condition and loops
+ * (transaction.c). */
 int jbd_sleep(jbd_ctx *jc, cm_event *ev, uint32_t seq);
 
 static inline cm_mutex *jbd_state_lock(jbd_ctx *jc)
@@ -147,5 +162,33 @@ int jbd_drain_revokes(jbd_ctx *jc, int (*fn)(void *ctx, uint64_t blocknr), void 
 /* Cancels a revoke of bh's block by the running transaction (write access
  * to a revoked block). */
 int jbd_cancel_revoke(jbd_ctx *jc, jbd_handle *h, jbd_jh *jh);
+
+/* ---- invariants (check.c) ----
+ * jbd_check at a state change of t (or, t NULL, after one was freed):
+ * called with j_state_lock held (the big lock in big mode) and no lock of
+ * a higher rank; takes t's t_handle_lock, then j_list_lock, to read what
+ * they guard. Lockdep builds run it at every change and abort on a broken
+ * invariant, as they do on a lock taken out of order. */
+bool jbd_check_locked(jbd_ctx *jc, jbd_transaction *t);
+#ifdef CM_LOCKDEP
+#define JBD_CHECK_LOCKED(jc, t) assert(jbd_check_locked(jc, t))
+#else
+#define JBD_CHECK_LOCKED(jc, t) ((void)0)
+#endif
+
+/* ---- the commit thread's files (commit.h) ---- */
+/* JBD_F_ABORTED, read under j_state_lock (true if that lock is lost;
+ * commit.c). */
+bool jbd_commit_aborted(jbd_ctx *jc);
+/* Takes the log block at j_head (j_free--, wrapping at j_last; commit.c). */
+int jbd_next_log_block(jbd_ctx *jc, uint32_t *lblk);
+/* Fills a JBD2 block header (commit.c). */
+void jbd_header(void *b, uint32_t type, uint32_t tid);
+/* A FINISHED transaction joins j_checkpoint_transactions at the tail
+ * (checkpoint.c); the caller holds j_list_lock. */
+void __jbd_cp_link_transaction(jbd_ctx *jc, jbd_transaction *t);
+/* Writes (or reads) block copy ci to (from) log block lblk and waits
+ * (jsb.c). */
+int jbd_log_rw(jbd_ctx *jc, cm_bdev *bd, uint32_t lblk, uint32_t ci, bool write);
 
 #endif /* JD_RUNTIME_H */

@@ -92,6 +92,7 @@ static int jbd_try_start(jbd_ctx *jc, jbd_handle *h, int nblocks)
 			goto sleep;
 		}
 		j->j_running = jbd_tidx(jc, t);
+		JBD_CHECK_LOCKED(jc, t);
 	}
 	if (atomic_load(&t->t_state) != JBD_T_RUNNING) {
 		ev = &j->j_wait_transaction_locked;

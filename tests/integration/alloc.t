@@ -54,13 +54,7 @@ for run in fine:1024 big:1024 fine:4096; do
 	done
 	grep -q '^DONE' "$d/out" 2>/dev/null
 	t_ok $? "$lk: alloc-client ran every case"
-	while read -r verdict what; do
-		case $verdict in
-		PASS) t_ok 0 "$lk: $what" ;;
-		FAIL) t_ok 1 "$lk: $what" ;;
-		'#') t_diag "$lk: $what" ;;
-		esac
-	done <"$d/out"
+	t_relay "$lk" <"$d/out"
 	t_is "$(t_field $n services.alloc-svc.restarts)" 1 "$lk: alloc-svc restarted once, alone"
 	t_is "$(t_field $n generation)" 0 "$lk: the group was not restarted"
 	grep -E 'alloc-svc\[[0-9]+\] (error|warning)' "$T_TMP/$n.log" | grep -v 'refusing a request' |
@@ -103,13 +97,7 @@ for _ in $(seq 300); do
 	grep -q '^DONE' "$d/out" 2>/dev/null && break
 	sleep 0.1
 done
-while read -r verdict what; do
-	case $verdict in
-	PASS) t_ok 0 "corrupt: $what" ;;
-	FAIL) t_ok 1 "corrupt: $what" ;;
-	'#') t_diag "corrupt: $what" ;;
-	esac
-done <"$d/out"
+t_relay corrupt <"$d/out"
 grep -q "alloc-svc\[[0-9]*\] error: group 2 is corrupt" "$T_TMP/$n.log"
 t_ok $? "corrupt: alloc-svc logged the corrupt group"
 grep 'alloc-svc.*corrupt\|refusing' "$T_TMP/$n.log" | head -2 | sed 's/^.*svc\[[0-9]*\] /#   /'

@@ -29,18 +29,6 @@ done
 seed=${EXT3D_SEED:-$(date +%s)}
 t_diag "seed $seed (EXT3D_SEED=$seed repeats the choices of this run)"
 
-# jw_lines: the checker's PASS/FAIL lines as TAP, prefixed with the round.
-jw_lines() {
-	while read -r verdict what; do
-		case $verdict in
-		RC) t_is "$what" 0 "round $1: the model checker ran to the end ($who)" ;;
-		PASS) t_ok 0 "round $1: $what" ;;
-		FAIL) t_ok 1 "round $1: $what" ;;
-		*) echo "$verdict $what" ;;
-		esac
-	done
-}
-
 # jw_rand N: a number in [0, N) from the seeded sequence.
 jw_state=$seed
 jw_rand() {
@@ -132,14 +120,14 @@ print(s["supervisor"]["pid"], " ".join(str(v["pid"]) for v in s["services"] if v
 	for which in x o s; do
 		python3 "$MODEL" settled --base="$d/base.img" --pre="$img" --post="$d/$which.img" \
 			"$d"/model.* >"$d/$which.check" 2>&1
-		echo "RC $?" >>"$d/$which.check"
+		rc=$?
 		case $which in
 		x) who="ext3d-recover's replay" ;;
 		o) who="e2fsck's replay" ;;
 		s) who="journald-svc's replay" ;;
 		esac
-		sed "s/^PASS /PASS $who: /; s/^FAIL /FAIL $who: /" "$d/$which.check" >"$d/$which.tap"
-		jw_lines "$round" <"$d/$which.tap"
+		t_relay "round $round: $who" <"$d/$which.check"
+		t_is "$rc" 0 "round $round: the model checker ran to the end ($who)"
 	done
 	cmp -l "$d/x.img" "$d/o.img" | awk '$1 <= 1024 || $1 > 2048 { n++ } END { print n + 0 }' >"$d/diff"
 	t_is "$(cat "$d/diff")" 0 "round $round: ext3d-recover's replay equals e2fsck's outside the superblock"

@@ -41,17 +41,6 @@ mkdir -p "$cutdir"
 t_at_exit "rm -rf '$cutdir'"
 t_diag "seed $seed (EXT3D_SEED=$seed repeats this run)"
 
-# pc_lines PREFIX: the checker's output lines as TAP.
-pc_lines() {
-	while read -r verdict what; do
-		case $verdict in
-		PASS) t_ok 0 "$1: $what" ;;
-		FAIL) t_ok 1 "$1: $what" ;;
-		*) echo "$verdict $what" ;;
-		esac
-	done
-}
-
 # pc_run BS SIZE JOURNAL_MB HANDLES SEEDS BLOCKS MAX_OPS COMMIT_EVERY: one
 # workload, then its cuts.
 pc_run() {
@@ -89,7 +78,7 @@ pc_run() {
 	grep '?' "$d/final.fsck" | head -5 | sed 's/^/# /'
 	python3 "$MODEL" final --base="$d/base.img" --image="$img" "$model" >"$d/final.out" 2>&1
 	t_is $? 0 "$p: the model checker read the model"
-	pc_lines "$p" <"$d/final.out"
+	t_relay "$p" <"$d/final.out"
 
 	# The cuts: every flush boundary, plus seeded drop/tear variants.
 	start=$(date +%s)
@@ -97,7 +86,7 @@ pc_run() {
 	python3 "$MODEL" powercut --base="$d/base.img" --log="$wl" --recover="$REC" \
 		--tmp="$cutdir" --jsb="$jsb" --seeds="$5" --min-wraps=1 "$model" >"$d/cuts.out" 2>&1
 	st=$?
-	pc_lines "$p" <"$d/cuts.out"
+	t_relay "$p" <"$d/cuts.out"
 	t_is $st 0 "$p: the power-cut checker ran to the end"
 	t_diag "$p: cuts took $(($(date +%s) - start)) s"
 }

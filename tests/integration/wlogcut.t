@@ -195,13 +195,7 @@ r = run("frob")
 check(r.returncode == 2 and "usage" not in r.stdout and "wlog-cut cut" in r.stderr, "unknown command: usage on stderr")
 EOF
 st=$?
-while read -r verdict what; do
-	case $verdict in
-	PASS) t_ok 0 "$what" ;;
-	FAIL) t_ok 1 "$what" ;;
-	*) t_diag "$verdict $what" ;;
-	esac
-done <"$T_TMP/checks"
+t_relay "" <"$T_TMP/checks"
 t_ok $st "the checks ran to the end"
 
 t_done

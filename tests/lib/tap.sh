@@ -26,6 +26,23 @@ t_done() {
 	echo "1..$t_n"
 	[ "$t_failed" -eq 0 ]
 }
+t_relay() { # t_relay PREFIX < LINES: a checker's "PASS what" and "FAIL what"
+	# lines as TAP results ("PREFIX: what", or "what" when PREFIX is empty),
+	# any other line (a leading "# " dropped) as a diagnostic
+	while IFS= read -r line; do
+		what=${line#* }
+		[ -n "$1" ] && what="$1: $what"
+		case $line in
+		"PASS "*) t_ok 0 "$what" ;;
+		"FAIL "*) t_ok 1 "$what" ;;
+		*) t_diag "${line#\# }" ;;
+		esac
+	done
+}
+t_storm() { # t_storm FILE NAME: the count NAME on x3-storm's summary line in
+	# FILE ("calls N ok N eio N ..."), by name; empty when it is not there
+	awk -v k="$2" '/^calls / { for (i = 1; i < NF; i += 2) if ($i == k) print $(i + 1) }' "$1"
+}
 t_need_root() { [ "$(id -u)" -eq 0 ] || t_skip_all "needs root ($1)"; }
 
 T_TMP=$(mktemp -d "${TMPDIR:-/tmp}/ext3d-test.XXXXXX")

@@ -11,7 +11,6 @@
 #include <fcntl.h>
 #include <pthread.h>
 #include <signal.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -21,7 +20,9 @@
 #include "../../blockdev-svc/internal.h"
 #include "../../common/jbd/internal.h"
 #include "commit.h"
+#include "runtime.h"
 #include "t_arena.h"
+#include "t_sh.h"
 #include "tap.h"
 
 #define BS 1024u
@@ -41,18 +42,6 @@ static uint8_t pristine[NH][BS];   /* the home blocks as mke2fs left them */
 static uint32_t committed[NH];     /* generation each block committed, 0: pristine */
 static uint32_t live[NH];          /* generation in the cache */
 static uint32_t next_gen = 1;
-
-__attribute__((format(printf, 1, 2)))
-static int sh(const char *fmt, ...)
-{
-	char cmd[600];
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(cmd, sizeof(cmd), fmt, ap);
-	va_end(ap);
-	return system(cmd);
-}
 
 static uint32_t home(uint32_t i)
 {
@@ -121,7 +110,7 @@ static int setup(enum cm_locking_mode mode)
 	cm_off off;
 	int fd, r;
 
-	if (sh("mke2fs -q -F -t ext3 -b 1024 -J size=1 %s 8M >/dev/null 2>&1", img) != 0)
+	if (t_sh("mke2fs -q -F -t ext3 -b 1024 -J size=1 %s 8M >/dev/null 2>&1", img) != 0)
 		return -EIO;
 	fd = open(img, O_RDWR);
 	if (fd < 0 || jd_dev_file(fd, &dev) < 0 || jd_log_open(&dev, &lg, why, sizeof(why)) < 0)
@@ -191,23 +180,23 @@ static int oracle(const char *what, bool *recovered)
 	uint8_t got[BS], want[BS], sb[BS];
 	int fd, bad = 0, r;
 
-	r = sh("cp --sparse=always %s %s", img, copy);
+	r = t_sh("cp --sparse=always %s %s", img, copy);
 	fd = open(copy, O_RDONLY);
 	if (r != 0 || fd < 0 || pread(fd, sb, BS, 1024) != BS)
 		return -1;
 	*recovered = cm_le32(((struct ext3_super_block *)sb)->s_feature_incompat) &
 		     EXT3_FEATURE_INCOMPAT_RECOVER;
 	close(fd);
-	r = sh("e2fsck -fy %s >%s/fsck-y.log 2>&1", copy, dir);
+	r = t_sh("e2fsck -fy %s >%s/fsck-y.log 2>&1", copy, dir);
 	if (r < 0 || WEXITSTATUS(r) > 1) {
 		t_diag("%s: e2fsck -fy exit %d", what, WEXITSTATUS(r));
-		sh("sed 's/^/# /' %s/fsck-y.log", dir);
+		t_sh("sed 's/^/# /' %s/fsck-y.log", dir);
 		return -1;
 	}
-	r = sh("e2fsck -fn %s >%s/fsck-n.log 2>&1", copy, dir);
+	r = t_sh("e2fsck -fn %s >%s/fsck-n.log 2>&1", copy, dir);
 	if (r != 0) {
 		t_diag("%s: e2fsck -fn after the replay exit %d", what, WEXITSTATUS(r));
-		sh("sed 's/^/# /' %s/fsck-n.log", dir);
+		t_sh("sed 's/^/# /' %s/fsck-n.log", dir);
 		return -1;
 	}
 	fd = open(copy, O_RDONLY);
@@ -328,6 +317,8 @@ static void case_revoke(void)
 		r = cm_bcache_read(cache, bd, home(60), &bh);
 		if (r == 0)
 			r = jbd_revoke(jc, h, home(60), bh);
+		t_is_int(h->h_buffer_credits, 1,
+			 "the revoke gives back no credit: the last transaction spent it");
 		cm_bcache_put(cache, bh);
 		if (jbd_stop(jc, h) < 0 && r == 0)
 			r = -EIO;
@@ -487,7 +478,7 @@ static void case_shutdown(void)
 	bad = oracle("shutdown", &rec);
 	t_ok(!rec, "needs_recovery is cleared");
 	t_is_int(bad, 0, "every block is home, e2fsck finds nothing");
-	t_is_int(sh("e2fsck -fn %s >/dev/null 2>&1", img), 0, "e2fsck -fn on the image itself");
+	t_is_int(t_sh("e2fsck -fn %s >/dev/null 2>&1", img), 0, "e2fsck -fn on the image itself");
 }
 
 /* The device fails every write: the commit aborts the journal, new
@@ -563,6 +554,6 @@ int main(void)
 	run(CM_LOCKING_BIG, false);
 	run(CM_LOCKING_FINE, true);
 	if (!getenv("T_KEEP"))
-		sh("rm -rf %s", dir);
+		t_sh("rm -rf %s", dir);
 	return t_done();
 }

@@ -6,12 +6,15 @@
  * buffer the committing transaction owns, a wait for a buffer under log
  * I/O, a handle joined from a second process (changing a bitmap under
  * bh_state with its committed copy, as alloc-svc does), commit waits, the
- * pre-commit hook, abort; and jbd_check after each step. Runs in both
- * locking modes. */
+ * pre-commit hook, abort; and jbd_check after each step, what it catches,
+ * and (lockdep builds) the check at a state change. Runs in both locking
+ * modes. */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <stdlib.h>
+#include <signal.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -81,7 +84,15 @@ static void t_setup(enum cm_locking_mode mode)
 	t_is_int(jbd_attach(t_a, t_c, 1, &t_jc), 0, "attached");
 }
 
-/* RUNNING -> LOCKED -> FLUSH by hand, as jbd_commit_lock and _switch do. */
+static void t_teardown(void)
+{
+	t_jc = jbd_detach(t_jc);
+	t_c = cm_bcache_detach(t_c);
+	t_a = cm_arena_free(t_a);
+}
+
+/* RUNNING -> LOCKED by hand, as jbd_commit_lock does without waiting for
+ * the handles; LOCKED -> FLUSH through jbd_commit_switch. */
 static jbd_transaction *t_lock_running(void)
 {
 	jbd_transaction *t = jbd_t(t_jc, t_jc->j->j_running);
@@ -94,11 +105,8 @@ static jbd_transaction *t_lock_running(void)
 
 static void t_switch(jbd_transaction *t)
 {
-	t_jc->j->j_committing = jbd_tidx(t_jc, t);
-	t_jc->j->j_running = 0;
-	atomic_store(&t->t_state, JBD_T_FLUSH);
-	jbd_switch_revoke_table(t_jc);
-	cm_event_signal(&t_jc->j->j_wait_transaction_locked);
+	if (jbd_commit_switch(t_jc, t) < 0)
+		exit(99);
 }
 
 static void t_credits(void)
@@ -380,6 +388,68 @@ static void t_precommit(void)
 	jbd_set_precommit(t_jc, NULL, NULL);
 }
 
+/* A transaction that jbd_start did not make: RUNNING, but not j_running. */
+static jbd_transaction *t_stray_transaction(void)
+{
+	jbd_transaction *t;
+
+	jbd_lock(t_jc, jbd_state_lock(t_jc));
+	t = __jbd_new_transaction(t_jc);
+	jbd_unlock(t_jc, jbd_state_lock(t_jc));
+	if (!t)
+		exit(99);
+	return t;
+}
+
+/* jbd_check finds each invariant broken by hand (and put back). */
+static void t_check_catches(void)
+{
+	jbd_transaction *t = t_stray_transaction();
+	jbd_transaction *ct = jbd_t(t_jc, t_jc->j->j_committing);
+
+	t_ok(!jbd_check(t_jc), "jbd_check: a second RUNNING transaction breaks it");
+	atomic_store(&t->t_state, JBD_T_FINISHED);
+	t_ok(!jbd_check(t_jc), "jbd_check: a FINISHED transaction off the checkpoint ring too");
+	jbd_free_transaction(t_jc, t);
+	t_ok(ct && atomic_load(&ct->t_state) == JBD_T_FLUSH, "a transaction is in FLUSH");
+	ct->t_updates = 1;
+	t_ok(!jbd_check(t_jc), "jbd_check: a handle open on it breaks it");
+	ct->t_updates = 0;
+	t_ok(jbd_check(t_jc), "all put back, invariants hold");
+}
+
+/* A child breaks an invariant and moves a transaction to LOCKED: a
+ * lockdep build checks the journal at that change, under j_state_lock,
+ * and aborts. */
+#ifdef CM_LOCKDEP
+static int t_child_stray_commit(void *arg)
+{
+	struct rlimit none = {0, 0};
+	jbd_transaction *t;
+	jbd_handle *h;
+
+	(void)arg;
+	(void)setrlimit(RLIMIT_CORE, &none);
+	if (jbd_start(t_jc, 1, &h) < 0 || jbd_stop(t_jc, h) < 0)
+		return 2;
+	t_stray_transaction();
+	return jbd_commit_lock(t_jc, &t) < 0 ? 3 : 0;
+}
+
+static void t_check_at_changes(void)
+{
+	int status = t_wait(t_fork(t_child_stray_commit, NULL), 10000);
+
+	t_ok(status >= 0 && WIFSIGNALED(status) && WTERMSIG(status) == SIGABRT,
+	     "a state change on a broken journal aborts (status 0x%x)", (unsigned)status);
+}
+#else
+static void t_check_at_changes(void)
+{
+	t_skip("built without lockdep", "a state change on a broken journal aborts");
+}
+#endif
+
 static void t_abort(void)
 {
 	jbd_handle *h;
@@ -397,15 +467,18 @@ int main(void)
 		t_diag("locking=%s", m ? "big" : "fine");
 		t_setup(modes[m]);
 		t_credits();
+		t_precommit();
 		t_locked_wait();
 		t_frozen();
 		t_join();
 		t_commit_wait();
-		t_precommit();
+		t_check_catches();
 		t_abort();
-		t_jc = jbd_detach(t_jc);
-		t_c = cm_bcache_detach(t_c);
-		t_a = cm_arena_free(t_a);
+		t_teardown();
+		/* On an arena of its own: the child dies holding j_state_lock. */
+		t_setup(modes[m]);
+		t_check_at_changes();
+		t_teardown();
 	}
 	return t_done();
 }

@@ -10,7 +10,6 @@
  * copy too and both images must be equal outside the superblock. Needs
  * mke2fs, debugfs and e2fsck. */
 #include <errno.h>
-#include <stdarg.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -18,6 +17,7 @@
 #include <unistd.h>
 
 #include "../../common/jbd/internal.h"
+#include "t_sh.h"
 #include "tap.h"
 
 #define BS 1024
@@ -34,25 +34,13 @@ static uint32_t home(int i)
 	return lg.fs_blocks - 1 - (uint32_t)i;
 }
 
-__attribute__((format(printf, 1, 2)))
-static int sh(const char *fmt, ...)
-{
-	char cmd[512];
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(cmd, sizeof(cmd), fmt, ap);
-	va_end(ap);
-	return system(cmd);
-}
-
 /* Starts a case on a fresh copy of the pristine image, log written from
  * journal block `start`. */
 static void fresh(uint32_t start)
 {
 	if (fd >= 0)
 		close(fd);
-	if (sh("cp %s %s", pristine, img) != 0)
+	if (t_sh("cp %s %s", pristine, img) != 0)
 		abort();
 	fd = open(img, O_RDWR);
 	if (fd < 0 || jd_dev_file(fd, &dev) < 0)
@@ -212,7 +200,7 @@ static void against_e2fsck(const char *name, const char *before)
 	long off = 0;
 	int ca, cb, diffs = 0;
 
-	if (sh("e2fsck -fy %s >/dev/null 2>&1; [ $? -le 1 ]", before) != 0) {
+	if (t_sh("e2fsck -fy %s >/dev/null 2>&1; [ $? -le 1 ]", before) != 0) {
 		t_ok(false, "%s: e2fsck -fy replays the same log", name);
 		return;
 	}
@@ -236,7 +224,7 @@ static int run_checked(const char *name, jd_recovery *info, char *why)
 	int r;
 
 	fsync(fd);
-	if (sh("cp %s %s", img, oracle) != 0)
+	if (t_sh("cp %s %s", img, oracle) != 0)
 		abort();
 	r = run(0, info, why);
 	t_is_int(r, 0, "%s: recovery succeeds%s%s", name, why[0] ? ": " : "", why);
@@ -440,11 +428,11 @@ static void case_inode(void)
 	char why[256], arg[64];
 
 	fresh(1);
-	sh("debugfs -w -R 'sif <8> block[5] 0' %s >/dev/null 2>&1", img);
+	t_sh("debugfs -w -R 'sif <8> block[5] 0' %s >/dev/null 2>&1", img);
 	t_ok(run(0, &info, why) == -EUCLEAN && strstr(why, "hole at block 5"),
 	     "a hole in the journal inode is refused (%s)", why);
 	snprintf(arg, sizeof(arg), "%u", lg.fs_blocks + 100);
-	sh("debugfs -w -R 'sif <8> block[5] %s' %s >/dev/null 2>&1", arg, img);
+	t_sh("debugfs -w -R 'sif <8> block[5] %s' %s >/dev/null 2>&1", arg, img);
 	t_ok(run(0, &info, why) == -EUCLEAN && strstr(why, "outside the filesystem"),
 	     "a journal block outside the filesystem is refused (%s)", why);
 }
@@ -493,7 +481,7 @@ int main(void)
 	snprintf(pristine, sizeof(pristine), "%s/pristine", dir);
 	snprintf(img, sizeof(img), "%s/img", dir);
 	snprintf(oracle, sizeof(oracle), "%s/oracle", dir);
-	r = sh("mke2fs -q -F -t ext3 -b 1024 -J size=1 %s 8M >/dev/null 2>&1", pristine);
+	r = t_sh("mke2fs -q -F -t ext3 -b 1024 -J size=1 %s 8M >/dev/null 2>&1", pristine);
 	t_is_int(r, 0, "mke2fs -t ext3 -b 1024 -J size=1");
 	fd = open(pristine, O_RDONLY);
 	if (fd < 0 || jd_dev_file(fd, &dev) < 0)
@@ -519,6 +507,6 @@ int main(void)
 	if (fd >= 0)
 		close(fd);
 	jd_log_close(&lg);
-	sh("rm -rf %s", dir);
+	t_sh("rm -rf %s", dir);
 	return t_done();
 }

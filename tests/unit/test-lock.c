@@ -123,9 +123,15 @@ static void t_rank_order(void)
 	t_is_int(cm_mutex_trylock(&ls->bh_state[7]), 0,
 		 "trylock of bh_state under j_list_lock is allowed (the kernel's back-off)");
 	cm_mutex_unlock(&ls->bh_state[7]);
-	for (size_t i = sizeof(chain) / sizeof(chain[0]); i > 0; i--)
+	for (size_t i = sizeof(chain) / sizeof(chain[0]); i > 0; i--) {
 		cm_mutex_unlock(chain[i - 1]);
-	t_ok(1, "released in reverse order");
+		ok &= atomic_load(&chain[i - 1]->owner) == 0;
+	}
+	t_ok(ok, "released in reverse order: none has an owner left");
+	/* Debug builds: the outermost rank again, which the lock-order check
+	 * allows only if every release left this thread's held stack. */
+	t_is_int(cm_mutex_lock(chain[0]), 0, "the outermost lock can be taken again");
+	cm_mutex_unlock(chain[0]);
 }
 
 int main(void)

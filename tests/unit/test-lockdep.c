@@ -32,6 +32,16 @@ struct t_case {
 	const char *expect;
 };
 
+/* A pipe for a child's stderr; when none can be made, a failed test
+ * naming the case rather than a silent skip. */
+static bool t_stderr_pipe(int fds[2], const char *what)
+{
+	if (pipe(fds) == 0)
+		return true;
+	t_ok(false, "%s: pipe for the child's stderr: %s", what, strerror(errno));
+	return false;
+}
+
 static void t_run_case(const struct t_case *c)
 {
 	char out[512] = "";
@@ -39,7 +49,7 @@ static void t_run_case(const struct t_case *c)
 	ssize_t n;
 	pid_t pid;
 
-	if (pipe(fds) < 0)
+	if (!t_stderr_pipe(fds, c->what))
 		return;
 	fflush(stdout);
 	pid = fork();
@@ -106,7 +116,7 @@ static void t_run_wait(const struct t_wait_case *c, cm_mutex *lock)
 	ssize_t n;
 	pid_t pid;
 
-	if (pipe(fds) < 0)
+	if (!t_stderr_pipe(fds, c->what))
 		return;
 	if (lock) { /* fresh: an earlier case's child died holding it */
 		char name[CM_LOCK_NAME_MAX];
