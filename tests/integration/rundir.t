@@ -4,7 +4,8 @@
 # and attaches only to a session.sock served by root or by itself
 # (SO_PEERCRED); otherwise it refuses, says why, and sends nothing: a
 # server posing as the instance (tests/lib/posing.py, run as uid 65534)
-# logs every connection and what came over it. Refused: /tmp/ext3d-UID
+# logs every connection and what came over it. The CLI's control
+# commands check the directory too. Refused: /tmp/ext3d-UID
 # made by uid 65534; /tmp/ext3d-UID of the user but mode 0755; a socket
 # in the user's own 0700 directory served by uid 65534. Allowed: a
 # supervisor run by the user makes /tmp/ext3d-UID 0700 and its client
@@ -56,15 +57,21 @@ s.send(b"end")' "$dir/default/session.sock"
 	posed=$(sed 1d "$log" | paste -sd' ')
 }
 as_nobody() { setpriv --reuid=65534 --regid=65534 --clear-groups "$@"; }
+# refused TEXT WHAT: uid $u's libext3d (wops's attach) and its control
+# commands (ext3d status) both fail, saying TEXT.
+refused() {
+	as_user "$EXT3D_BUILD/tests/tools/wops" </dev/null >"$T_TMP/out" 2>&1
+	t_is "$?:$(grep -c "$1" "$T_TMP/out")" "1:1" "libext3d of uid $u refuses $2, saying so"
+	sed 's/^/# /' "$T_TMP/out"
+	as_user "$T_EXT3D" status >"$T_TMP/out" 2>&1
+	t_is "$?:$(grep -c "$1" "$T_TMP/out")" "1:1" "so does its ext3d status"
+}
 
 # 1. Another uid made /tmp/ext3d-UID first.
 as_nobody mkdir -m 777 "$dir" "$dir/default"
 pose as_nobody
 t_ok $? "uid 65534 serves $dir/default/session.sock"
-as_user "$T_EXT3D" ls / >"$T_TMP/out" 2>&1
-t_is "$?:$(grep -c "$dir belongs to uid 65534, not to you (uid $u)" "$T_TMP/out")" "1:1" \
-	"uid $u refuses a $dir of uid 65534, saying so"
-sed 's/^/# /' "$T_TMP/out"
+refused "$dir belongs to uid 65534, not to you (uid $u)" "a $dir of uid 65534"
 unpose
 t_is "$posed" "end" "the posing server got no connection"
 rm -rf "$dir"
@@ -73,10 +80,7 @@ rm -rf "$dir"
 mkdir -m 755 "$dir" && mkdir -m 777 "$dir/default" && chown $u:$u "$dir"
 pose
 t_ok $? "a posing server in uid $u's $dir of mode 0755"
-as_user "$T_EXT3D" ls / >"$T_TMP/out" 2>&1
-t_is "$?:$(grep -c "$dir has mode 0755, not 0700" "$T_TMP/out")" "1:1" \
-	"uid $u refuses its $dir of mode 0755, saying so"
-sed 's/^/# /' "$T_TMP/out"
+refused "$dir has mode 0755, not 0700" "its $dir of mode 0755"
 unpose
 t_is "$posed" "end" "the posing server got no connection"
 

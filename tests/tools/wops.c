@@ -377,7 +377,8 @@ int main(int argc, char **argv)
 	int r = ext3d_attach(instance, &wo_fs);
 
 	if (r < 0) {
-		fprintf(stderr, "wops: attach: %s\n", strerror(-r));
+		const char *why = ext3d_attach_detail();
+		fprintf(stderr, "wops: attach: %s%s%s\n", strerror(-r), *why ? ": " : "", why);
 		return 1;
 	}
 	setvbuf(stdout, NULL, _IOLBF, 0);
