@@ -4,10 +4,10 @@
 # and attaches only to a session.sock served by root or by itself
 # (SO_PEERCRED); otherwise it refuses, says why, and sends nothing: a
 # server posing as the instance (tests/lib/posing.py, run as uid 65534)
-# logs every connection and what came over it. The CLI's control
-# commands check the directory too. Refused: /tmp/ext3d-UID
-# made by uid 65534; /tmp/ext3d-UID of the user but mode 0755; a socket
-# in the user's own 0700 directory served by uid 65534. Allowed: a
+# logs every connection and what came over it. Refused: /tmp/ext3d-UID
+# made by uid 65534 (by the CLI's control commands and the user's
+# supervisor too); /tmp/ext3d-UID of the user but mode 0755; a socket in
+# the user's own 0700 directory served by uid 65534. Allowed: a
 # supervisor run by the user makes /tmp/ext3d-UID 0700 and its client
 # attaches; a root instance whose services run as another user (they
 # listen before they drop root) takes a client of any uid.
@@ -67,6 +67,29 @@ refused() {
 	t_is "$?:$(grep -c "$1" "$T_TMP/out")" "1:1" "so does its ext3d status"
 }
 
+img=$T_TMP/img
+mke2fs -q -F -t ext3 "$img" 16M >/dev/null 2>&1 && chown $u:$u "$img"
+# user_start: uid $u's own supervisor, without EXT3D_RUNDIR ($user_pid).
+user_start() {
+	as_user "$T_SUPERVISOR" --compose "$T_TOP/compose/ext3d.compose" --set "BUILD=$EXT3D_BUILD" \
+		--set "IMAGE=$img" --set BLOCKDEV_ARGS= </dev/null >"$T_TMP/user.log" 2>&1 &
+	user_pid=$!
+}
+# user_wait: $user_rc, its exit status once it exits; "running" (and it
+# is killed) if it has not 10 s later.
+user_wait() {
+	for _ in $(seq 200); do kill -0 $user_pid 2>/dev/null || break; sleep 0.05; done
+	if kill -0 $user_pid 2>/dev/null; then
+		kill $user_pid
+		wait $user_pid
+		user_rc=running
+	else
+		wait $user_pid
+		user_rc=$?
+	fi
+	user_pid=
+}
+
 # 1. Another uid made /tmp/ext3d-UID first.
 as_nobody mkdir -m 777 "$dir" "$dir/default"
 pose as_nobody
@@ -74,6 +97,10 @@ t_ok $? "uid 65534 serves $dir/default/session.sock"
 refused "$dir belongs to uid 65534, not to you (uid $u)" "a $dir of uid 65534"
 unpose
 t_is "$posed" "end" "the posing server got no connection"
+user_start
+user_wait
+t_is "$user_rc:$(grep -c "$dir belongs to uid 65534, not to you (uid $u)" "$T_TMP/user.log")" \
+	"1:1" "uid $u's supervisor refuses it too, saying so"
 rm -rf "$dir"
 
 # 2. The user's own, but others may write it.
@@ -97,11 +124,7 @@ t_is "$posed" "bytes=0 fds=0 end" "it connected and sent nothing: no attach mess
 rm -rf "$dir"
 
 # 4. The user's own instance under /tmp.
-img=$T_TMP/img
-mke2fs -q -F -t ext3 "$img" 16M >/dev/null 2>&1 && chown $u:$u "$img"
-as_user "$T_SUPERVISOR" --compose "$T_TOP/compose/ext3d.compose" --set "BUILD=$EXT3D_BUILD" \
-	--set "IMAGE=$img" --set BLOCKDEV_ARGS= </dev/null >>"$T_TMP/user.log" 2>&1 &
-user_pid=$!
+user_start
 ready=1
 for _ in $(seq 400); do
 	as_user "$T_EXT3D" status --json 2>/dev/null | grep -q '"supervisor":{[^}]*"state":"ready"' &&
@@ -114,9 +137,8 @@ t_ok $ready "uid $u's own supervisor is ready, in $dir"
 t_is "$(stat -c '%u %a' "$dir")" "$u 700" "the supervisor made $dir uid $u's, mode 0700"
 t_is "$(as_user "$T_EXT3D" ls / 2>&1)" "lost+found" "uid $u attaches to it"
 as_user "$T_EXT3D" shutdown >/dev/null 2>&1
-for _ in $(seq 200); do kill -0 $user_pid 2>/dev/null || break; sleep 0.05; done
-kill -0 $user_pid 2>/dev/null || { wait $user_pid; user_pid=; }
-t_is "$user_pid" "" "its supervisor shuts down"
+user_wait
+t_is "$user_rc" 0 "its supervisor shuts down"
 
 # 5. A root instance whose services become user ext3d (or 65534).
 n=t-rundir
