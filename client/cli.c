@@ -51,7 +51,7 @@ static int cli_usage(void)
 int main(int argc, char **argv)
 {
 	const char *instance = NULL;
-	char rundir[CM_PATH_MAX];
+	char rundir[CM_PATH_MAX], why[CM_PATH_MAX + 128];
 	cli_ctx c;
 	int i = 1;
 
@@ -68,6 +68,9 @@ int main(int argc, char **argv)
 	if (cm_rundir(c.instance, rundir, sizeof(rundir)) < 0 ||
 	    cm_control_url(rundir, c.url, sizeof(c.url)) < 0)
 		return cli_fail("run directory", -ENAMETOOLONG);
+	/* Control messages too go only to a run directory of our own. */
+	if (cm_rundir_check(rundir, false, why, sizeof(why)) == -EPERM)
+		return fprintf(stderr, "ext3d: %s\n", why), 1;
 	for (size_t k = 0; k < sizeof(cli_cmds) / sizeof(cli_cmds[0]); k++)
 		if (strcmp(argv[i], cli_cmds[k].name) == 0)
 			return cli_cmds[k].run(&c, argc - i, argv + i);

@@ -81,7 +81,10 @@ typedef struct ext3d_fsstat {
  * than the supervisor's watchdog): past it the call fails with -ETIMEDOUT
  * instead of blocking. When the instance's group restarts, calls in flight
  * fail with -EIO at once; the next calls attach anew by themselves,
- * waiting (within their deadline) until the new group takes sessions. */
+ * waiting (within their deadline) until the new group takes sessions.
+ * -EPERM, sending nothing, when /tmp/ext3d-UID (the run directory of a
+ * user without $XDG_RUNTIME_DIR) is not the caller's own with mode 0700,
+ * or the server is neither root nor the caller's uid (SO_PEERCRED). */
 int ext3d_attach(const char *instance, ext3d **ret);
 /* Detaches; accepts NULL; returns NULL. */
 ext3d *ext3d_detach(ext3d *fs);

@@ -1,5 +1,6 @@
 /* rundir.c - instance names, run directories, control socket addresses,
- * and telling a live instance's run directory from a stale one. */
+ * telling a live instance's run directory from a stale one, and whether
+ * /tmp/ext3d-UID is the user's own. */
 #include "rundir.h"
 
 #include <errno.h>
@@ -27,8 +28,16 @@ int cm_instance_name(const char *flag, char *buf, size_t len)
 	return 0;
 }
 
+/* The directory of a user without XDG_RUNTIME_DIR: /tmp/ext3d-UID (at
+ * most 22 bytes with its NUL). */
+static void cm_rundir_tmp(char buf[static 32])
+{
+	snprintf(buf, 32, "/tmp/ext3d-%u", (unsigned)geteuid());
+}
+
 int cm_rundir(const char *instance, char *buf, size_t len)
 {
+	char tmp[32];
 	const char *base = getenv("EXT3D_RUNDIR"), *xdg;
 	int n;
 
@@ -38,9 +47,44 @@ int cm_rundir(const char *instance, char *buf, size_t len)
 		n = snprintf(buf, len, "/run/ext3d/%s", instance);
 	else if ((xdg = getenv("XDG_RUNTIME_DIR")) && *xdg)
 		n = snprintf(buf, len, "%s/ext3d/%s", xdg, instance);
-	else
-		n = snprintf(buf, len, "/tmp/ext3d-%d/%s", (int)geteuid(), instance);
+	else {
+		cm_rundir_tmp(tmp);
+		n = snprintf(buf, len, "%s/%s", tmp, instance);
+	}
 	return n < 0 || (size_t)n >= len ? -ENAMETOOLONG : 0;
+}
+
+int cm_rundir_check(const char *rundir, bool create, char *why, size_t len)
+{
+	uid_t me = geteuid();
+	struct stat st;
+	char tmp[32];
+	size_t n;
+
+	cm_rundir_tmp(tmp);
+	n = strlen(tmp);
+	if (strncmp(rundir, tmp, n) != 0 || (rundir[n] != '/' && rundir[n] != '\0'))
+		return 0;
+	if (create && mkdir(tmp, 0700) < 0 && errno != EEXIST)
+		return -errno;
+	if (lstat(tmp, &st) < 0)
+		return -errno;
+	if (!S_ISDIR(st.st_mode)) {
+		snprintf(why, len, "%s is not a directory: refusing to use it", tmp);
+		return -EPERM;
+	}
+	if (st.st_uid != me) {
+		snprintf(why, len, "%s belongs to uid %u, not to you (uid %u): refusing to use "
+			 "it (another user may pose as your instance; remove it)",
+			 tmp, (unsigned)st.st_uid, (unsigned)me);
+		return -EPERM;
+	}
+	if (st.st_mode & 077) {
+		snprintf(why, len, "%s has mode %04o, not 0700: refusing to use it "
+			 "(others may change it; chmod 700 it)", tmp, (unsigned)(st.st_mode & 07777));
+		return -EPERM;
+	}
+	return 0;
 }
 
 int cm_control_url(const char *rundir, char *buf, size_t len)

@@ -1,7 +1,8 @@
 /* rundir.c - the supervisor's hold on its run directory: supervisor.pid and
  * control.ipc (and inode-svc's session.sock). A pid file whose process is
  * gone (or is not a supervisor) is stale, left by a crash: it and the
- * sockets are removed (cm_rundir_clean). */
+ * sockets are removed (cm_rundir_clean). Under /tmp, the user's
+ * /tmp/ext3d-UID is made 0700 and must be the user's own (cm_rundir_check). */
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -20,11 +21,15 @@ static void sv_rundir_path(sv_super *sv, const char *file, char *buf, size_t len
 
 int sv_rundir_claim(sv_super *sv)
 {
-	char pidpath[CM_PATH_MAX + 32], buf[32];
+	char pidpath[CM_PATH_MAX + 32], buf[32], why[CM_PATH_MAX + 128];
 	int r, fd, old;
 
+	r = cm_rundir_check(sv->cfg.rundir, true, why, sizeof(why));
+	if (r == -EPERM)
+		return cm_log_errno(r, "%s", why);
 	/* Searchable by all: clients of any uid attach to session.sock. */
-	r = cm_mkdir_p(sv->cfg.rundir, 0755);
+	if (r == 0)
+		r = cm_mkdir_p(sv->cfg.rundir, 0755);
 	if (r == 0 && chmod(sv->cfg.rundir, 0755) < 0)
 		r = -errno;
 	if (r < 0)

@@ -96,8 +96,16 @@ bool ino_owner(const ino_inode *in, const ino_creds *c);
 bool ino_capable(const ino_creds *c);
 /* The sticky bit: may c remove or replace victim in dir? -EPERM. */
 int ino_perm_sticky(const ino_inode *dir, const ino_inode *victim, const ino_creds *c);
+/* vfs_mknod: a character or block device (but a whiteout, char 0:0)
+ * needs CAP_MKNOD, here root or checked creds. 0 or -EPERM. */
+int ino_perm_mknod(uint32_t mode, uint32_t rdev, const ino_creds *c);
+/* may_linkat under fs.protected_hardlinks: who neither owns in nor is
+ * capable may link it only if it is a regular file, not set-uid, not
+ * set-gid with group execution, that c may read and write. 0 or -EPERM. */
+int ino_perm_link(const ino_inode *in, const ino_creds *c);
 
-/* Called once at start: the filesystem whose ACLs ino_perm consults. */
+/* Called once at start, before the sandbox: the filesystem whose ACLs
+ * ino_perm consults, and fs.protected_hardlinks. */
 void ino_perm_setup(ino_fs *fs);
 
 /* ---- ops_xattr.c: ACLs in other operations ---- */

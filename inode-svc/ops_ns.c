@@ -3,7 +3,9 @@
  * transaction under the inode locks of the directory (and, for link, the
  * inode). Checks in the kernel's order: the directory is one (ENOTDIR) and
  * searchable (EACCES), the name is free (EEXIST), the directory is not
- * removed (ENOENT) and writable (EACCES), then what the type needs.
+ * removed (ENOENT) and writable (EACCES), then what the type needs: a
+ * device node needs CAP_MKNOD (EPERM); a link passes may_linkat (EPERM)
+ * between the name and the removed directory, where do_linkat asks.
  */
 #include <errno.h>
 #include <string.h>
@@ -27,9 +29,10 @@ struct ino_new {
 };
 
 /* The directory rq->ino, locked by the caller, checked as a place to
- * create rq->name in: 0, or the errno the kernel gives. */
+ * create rq->name in (a link to linked, when not NULL): 0, or the errno
+ * the kernel gives. */
 static int ino_create_check(ino_svc *s, const ino_creds *c, const cm_fs_req *rq, uint64_t dirino,
-			    ino_inode *dir)
+			    const ino_inode *linked, ino_inode *dir)
 {
 	uint32_t found;
 	int r = ino_name_check(rq->name, rq->namelen);
@@ -45,6 +48,8 @@ static int ino_create_check(ino_svc *s, const ino_creds *c, const cm_fs_req *rq,
 		r = ino_op_lookup(s, dir, rq->name, rq->namelen, &found);
 	if (r == 0 && found)
 		r = -EEXIST;
+	if (r == 0 && linked)
+		r = ino_perm_link(linked, c); /* do_linkat asks before vfs_link */
 	if (r == 0 && dir->links == 0)
 		r = -ENOENT;
 	if (r == 0)
@@ -149,7 +154,9 @@ static int ino_create(ino_session *ss, const ino_creds *c, const cm_fs_req *rq,
 		return -EINVAL;
 	ino_ilock(&ls, &dirino, 1);
 	do {
-		r = ino_create_check(s, c, rq, dirino, &dir);
+		r = ino_create_check(s, c, rq, dirino, NULL, &dir);
+		if (r == 0)
+			r = ino_perm_mknod(nw->mode, nw->rdev, c);
 		if (r == 0 && S_ISDIR(nw->mode) && dir.links >= INO_LINK_MAX)
 			r = -EMLINK;
 		nwc.mode = req_nw->mode;
@@ -243,9 +250,9 @@ int ino_h_link(ino_session *ss, const ino_creds *c, const cm_fs_req *rq, cm_fs_r
 	inos[1] = (uint32_t)rq->ino2;
 	ino_ilock(&ls, inos, 2);
 	do {
-		r = ino_create_check(s, c, rq, rq->ino2, &dir);
+		r = ino_op_read(s, rq->ino, &in);
 		if (r == 0)
-			r = ino_op_read(s, rq->ino, &in);
+			r = ino_create_check(s, c, rq, rq->ino2, &in, &dir);
 		if (r == 0 && S_ISDIR(in.mode))
 			r = -EPERM;
 		if (r == 0 && in.links == 0)

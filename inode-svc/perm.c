@@ -7,18 +7,26 @@
  * only the owner of the entry's inode or of the directory (or root) may
  * remove or replace it (may_delete's -EPERM). A caller who does not own an
  * inode whose group bits are not all clear gets its access ACL's answer
- * when it has one (posix_acl_permission), as acl_permission_check asks. */
+ * when it has one (posix_acl_permission), as acl_permission_check asks.
+ * Device nodes need CAP_MKNOD (vfs_mknod), and with fs.protected_hardlinks
+ * a hard link needs what may_linkat asks; both for every path a request
+ * takes. */
 #include <errno.h>
 #include <sys/stat.h>
 
 #include "ops.h"
+#include "sysctl.h"
 
 /* The filesystem ACLs are read from. [immutable after start] */
 static ino_fs *perm_fs;
+/* The machine's fs.protected_hardlinks, read at start. [immutable after start] */
+static bool perm_protected_hardlinks;
 
 void ino_perm_setup(ino_fs *fs)
 {
 	perm_fs = fs;
+	/* On unless the machine says 0; the sandbox reads no file later. */
+	perm_protected_hardlinks = cm_sysctl_fs("protected_hardlinks", 1) != 0;
 }
 
 bool ino_cred_in_group(const ino_creds *c, uint32_t gid)
@@ -118,4 +126,22 @@ int ino_perm_sticky(const ino_inode *dir, const ino_inode *victim, const ino_cre
 	if (!(dir->mode & S_ISVTX) || ino_capable(c) || c->uid == dir->uid || c->uid == victim->uid)
 		return 0;
 	return -EPERM;
+}
+
+int ino_perm_mknod(uint32_t mode, uint32_t rdev, const ino_creds *c)
+{
+	bool device = S_ISCHR(mode) || S_ISBLK(mode);
+	bool whiteout = S_ISCHR(mode) && rdev == 0;
+
+	return device && !whiteout && !ino_capable(c) ? -EPERM : 0;
+}
+
+int ino_perm_link(const ino_inode *in, const ino_creds *c)
+{
+	if (!perm_protected_hardlinks || ino_owner(in, c))
+		return 0;
+	if (!S_ISREG(in->mode) || (in->mode & S_ISUID) ||
+	    (in->mode & (S_ISGID | S_IXGRP)) == (S_ISGID | S_IXGRP))
+		return -EPERM;
+	return ino_perm(in, c, 6) == 0 ? 0 : -EPERM;
 }

@@ -22,6 +22,7 @@
 #include <unistd.h>
 
 #include "internal.h"
+#include "sysctl.h"
 
 #define X3_OPEN_RETRIES 8 /* re-walks when a restart or a racing create gets in the way */
 
@@ -121,8 +122,8 @@ static int x3_open_create(ext3d *fs, const char *path, int flags, uint32_t mode,
  * fs.protected_regular and fs.protected_fifos say, anything else always. */
 static int x3_sticky_create(ext3d *fs, const ext3d_attr *dir, const ext3d_attr *a)
 {
-	int reg = S_ISREG(a->mode) ? x3_sysctl("protected_regular") : -1;
-	int fifo = S_ISFIFO(a->mode) ? x3_sysctl("protected_fifos") : -1;
+	int reg = S_ISREG(a->mode) ? cm_sysctl_fs("protected_regular", 0) : -1;
+	int fifo = S_ISFIFO(a->mode) ? cm_sysctl_fs("protected_fifos", 0) : -1;
 
 	if (!(dir->mode & S_ISVTX) || reg == 0 || fifo == 0 || a->uid == dir->uid ||
 	    a->uid == fs->uid)

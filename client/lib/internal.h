@@ -123,8 +123,6 @@ void x3_drop(ext3d *fs, uint64_t ino);
 #define X3_PATH_MAX 4096
 /* What a path's last component is. */
 enum { X3_LAST_NORM, X3_LAST_DOT, X3_LAST_DOTDOT, X3_LAST_ROOT, X3_LAST_LONG };
-/* /proc/sys/fs/NAME as a number (0 if unreadable). */
-int x3_sysctl(const char *name);
 /* The calling process's umask. */
 uint32_t x3_umask(void);
 /* Splits path into its parent (a path, into parent, cap bytes) and its

@@ -2,6 +2,8 @@
  * lanes. The segment's memfd goes to inode-svc over RUNDIR/session.sock
  * (SCM_RIGHTS); the socket then only tells us when the service went away.
  * A refused attach leaves inode-svc's reason for ext3d_attach_detail().
+ * Nothing is sent before the run directory (/tmp/ext3d-UID must be ours)
+ * and the server (root or our own uid, by SO_PEERCRED) are trusted.
  * A call in flight on a session that dies fails with -EIO at once; a call
  * that reaches its deadline fails with -ETIMEDOUT and leaves the session
  * dead too (its lane still holds the request). The next call attaches
@@ -45,6 +47,23 @@ const char *ext3d_attach_detail(void)
 	return x3_detail;
 }
 
+/* The server at the other end of sock runs as root or as us: anyone else
+ * may have bound the socket to pose as the instance, and gets nothing of
+ * ours (the segment, the requests). 0 or -EPERM (reason in x3_detail). */
+static int x3_peer_check(int sock, const char *path)
+{
+	struct ucred peer;
+	socklen_t len = sizeof(peer);
+
+	if (getsockopt(sock, SOL_SOCKET, SO_PEERCRED, &peer, &len) < 0)
+		return -errno;
+	if (peer.uid == 0 || peer.uid == geteuid())
+		return 0;
+	x3_detail_set("%s is served by uid %u, neither root nor you (uid %u): "
+		      "refusing to attach to it", path, (unsigned)peer.uid, (unsigned)geteuid());
+	return -EPERM;
+}
+
 static int x3_connect(const char *instance)
 {
 	struct sockaddr_un sa = {.sun_family = AF_UNIX};
@@ -54,6 +73,9 @@ static int x3_connect(const char *instance)
 	r = cm_rundir(instance, rundir, sizeof(rundir));
 	if (r < 0)
 		return r;
+	r = cm_rundir_check(rundir, false, x3_detail, sizeof(x3_detail));
+	if (r < 0)
+		return r == -ENOENT ? -ECONNREFUSED : r;
 	n = snprintf(sa.sun_path, sizeof(sa.sun_path), "%s/session.sock", rundir);
 	if (n < 0 || (size_t)n >= sizeof(sa.sun_path))
 		return -ENAMETOOLONG;
@@ -64,6 +86,11 @@ static int x3_connect(const char *instance)
 		r = errno == ENOENT ? -ECONNREFUSED : -errno;
 		if (r == -EACCES)
 			x3_detail_set("%s: only the instance's client group may attach", sa.sun_path);
+		close(fd);
+		return r;
+	}
+	r = x3_peer_check(fd, sa.sun_path);
+	if (r < 0) {
 		close(fd);
 		return r;
 	}

@@ -192,34 +192,6 @@ int ext3d_symlink(ext3d *fs, const char *target, const char *linkpath)
 	return r;
 }
 
-int x3_sysctl(const char *name)
-{
-	char path[96], v[16] = "";
-	int fd;
-
-	snprintf(path, sizeof(path), "/proc/sys/fs/%s", name);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return 0;
-	(void)!read(fd, v, sizeof(v) - 1);
-	close(fd);
-	return atoi(v);
-}
-
-/* fs.protected_hardlinks (when the machine sets it), as the kernel's
- * may_linkat: who does not own old may link it only if it is a regular
- * file, neither set-uid nor set-gid with group execution, that it may
- * read and write. 0 or -EPERM. */
-static int x3_may_link(ext3d *fs, const ext3d_attr *old)
-{
-	if (fs->root || old->uid == fs->uid || x3_sysctl("protected_hardlinks") != 1)
-		return 0;
-	if (!S_ISREG(old->mode) || (old->mode & S_ISUID) ||
-	    (old->mode & (S_ISGID | S_IXGRP)) == (S_ISGID | S_IXGRP))
-		return -EPERM;
-	return ext3d_access_ino(fs, old->ino, R_OK | W_OK) < 0 ? -EPERM : 0;
-}
-
 int ext3d_link(ext3d *fs, const char *oldpath, const char *newpath)
 {
 	char name[EXT3D_NAME_MAX + 1];
@@ -235,14 +207,8 @@ int ext3d_link(ext3d *fs, const char *oldpath, const char *newpath)
 		x3_drop(fs, old.ino);
 		return r;
 	}
+	/* inode-svc applies fs.protected_hardlinks, for every link path. */
 	r = x3_create_check(fs, &dir, name, kind, slash);
-	if (r == 0 && x3_may_link(fs, &old) < 0) {
-		/* The kernel finds the new name taken before it asks. */
-		r = ext3d_lookup(fs, dir.ino, name, &a);
-		if (r == 0)
-			x3_drop(fs, a.ino);
-		r = r == 0 ? -EEXIST : r == -ENOENT ? -EPERM : r;
-	}
 	if (r == 0)
 		r = ext3d_link_ino(fs, old.ino, dir.ino, name, &a);
 	if (r == 0)

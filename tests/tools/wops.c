@@ -19,6 +19,8 @@
  *   setattr PATH FIELD=VALUE...  mode=OCT uid= gid= size= atime=S.NS
  *                                mtime=S.NS atime=now mtime=now
  *   readlink PATH
+ *   pmknod PATH MODE [RDEV]    plink OLD NEW   the path calls (ext3d_mknod,
+ *                              ext3d_link), symlinks followed
  *   stat PATH     times PATH     fsync PATH [data]     sync     statfs
  *   forget PATH                gives back every grant of the inode
  *   sleep MS
@@ -269,6 +271,15 @@ static int wo_ns(char **av, int ac)
 	return r == 0 ? 1 : r;
 }
 
+/* pmknod PATH MODE [RDEV] or plink OLD NEW: the path calls. */
+static int wo_path(char **av, int ac)
+{
+	if (strcmp(av[0], "plink") == 0)
+		return ext3d_link(wo_fs, av[1], av[2]);
+	return ext3d_mknod(wo_fs, av[1], (uint32_t)strtoul(av[2], NULL, 8),
+			   ac > 3 ? (uint32_t)strtoul(av[3], NULL, 0) : 0);
+}
+
 /* actas UID GID [GROUP...] or actas off. */
 static int wo_actas(char **av, int ac)
 {
@@ -315,6 +326,8 @@ static int wo_run(char **av, int ac)
 		r = wo_times(av);
 		return r < 0 ? r : 1;
 	}
+	if ((!strcmp(c, "pmknod") || !strcmp(c, "plink")) && ac >= 3)
+		return wo_path(av, ac);
 	if (!strcmp(c, "sync"))
 		return ext3d_sync(wo_fs);
 	if (!strcmp(c, "actas") && ac >= 2)
@@ -364,7 +377,8 @@ int main(int argc, char **argv)
 	int r = ext3d_attach(instance, &wo_fs);
 
 	if (r < 0) {
-		fprintf(stderr, "wops: attach: %s\n", strerror(-r));
+		const char *why = ext3d_attach_detail();
+		fprintf(stderr, "wops: attach: %s%s%s\n", strerror(-r), *why ? ": " : "", why);
 		return 1;
 	}
 	setvbuf(stdout, NULL, _IOLBF, 0);
