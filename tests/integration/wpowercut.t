@@ -4,15 +4,20 @@
 # client (tests/tools/x3-kwork: create, append, fsync, sync, rename,
 # unlink, mkdir) to its end and shuts down; each durable point in its log
 # carries the write log's size when the call returned. The run is then cut
-# (tests/tools/wlog-cut.py) at flush boundaries spread over the whole run:
-# on each cut an instance starts (journald-svc replays the journal,
-# inode-svc finishes the orphan list), x3-kwork checks the tree against
+# (tests/tools/wlog-cut.py) at every flush boundary, plain and with seeds
+# (the writes after the boundary dropped or landing, in any order), and
+# each cut replayed by ext3d-recover must satisfy e2fsck -fn
+# (tests/tools/cut-fsck.py). At flush boundaries spread over the whole
+# run, every other one seeded, a cut gets the full check: an instance
+# starts (journald-svc replays the journal, inode-svc finishes the
+# orphan list), x3-kwork checks the tree against
 # the durable points that the cut keeps (every fsync- or sync-acknowledged
 # byte and name is there, nothing half-done is visible), and after a clean
 # shutdown e2fsck -fn finds nothing to fix. In the three data modes at
 # 1 KiB blocks and in ordered mode at 4 KiB (in writeback, bytes past what
 # an fsync covered may be stale, as the kernel's writeback mode allows);
-# 8 cuts a run by default, every boundary with EXT3D_LONG=1.
+# 8 full checks and 2 seeds a boundary by default; every boundary and 8
+# seeds with EXT3D_LONG=1.
 set -u
 . "$(dirname "$0")/../lib/tap.sh"
 . "$T_TOP/tests/lib/instance.sh"
@@ -20,14 +25,52 @@ set -u
 PATH=$PATH:/sbin:/usr/sbin
 KWORK=$EXT3D_BUILD/tests/tools/x3-kwork
 CUT=$T_TOP/tests/tools/wlog-cut.py
+CUTFSCK=$T_TOP/tests/tools/cut-fsck.py
+REC=$EXT3D_BUILD/journald-svc/ext3d-recover
 for tool in mke2fs e2fsck python3; do
 	command -v $tool >/dev/null 2>&1 || t_skip_all "needs $tool"
 done
-[ -x "$KWORK" ] || t_skip_all "no $KWORK (build first)"
-cuts=8
-[ "${EXT3D_LONG:-0}" = 1 ] && cuts=0
+[ -x "$KWORK" ] && [ -x "$REC" ] || t_skip_all "no $KWORK or $REC (build first)"
+cuts=8 fsck_seeds=2
+[ "${EXT3D_LONG:-0}" = 1 ] && cuts=0 fsck_seeds=8
+# The quick check's cut images are written and replayed hundreds of
+# times: in memory (/dev/shm) where there is one.
+cutdir=$(mktemp -d /dev/shm/ext3d-wcuts.XXXXXX 2>/dev/null) || cutdir=$T_TMP/cuts
+mkdir -p "$cutdir"
+t_at_exit "rm -rf '$cutdir'"
 seed=${EXT3D_SEED:-$(date +%s)}
 t_diag "seed $seed (EXT3D_SEED=$seed repeats this run)"
+
+# wp_cut K POS [--seed=S]: the cut at flush boundary K (POS bytes of the
+# write log before it), with a seed the writes after it dropped or
+# landing, in any order; checked and counted in wp_run's variables.
+wp_cut() {
+	k=$1 pos=$2 cimg=$d/cut.img what="cut $1${3:+ $3}"
+	python3 "$CUT" cut "$d/base.img" "$wl" "$k" "$cimg" ${3:-} >"$d/fate" || { bad_up=$((bad_up + 1)); return; }
+	# The durable points this cut keeps: those whose call returned with
+	# at most pos bytes in the log. A seeded cut may keep more of what
+	# came after; the check allows that as it allows any begun call.
+	awk -v pos="$pos" '/^D [FS]/ { m = $NF; sub(/^@/, "", m); if (m + 0 > pos) next } { print }' \
+		"$log" >"$d/cut.log"
+	c=wc$$$bs$mode$k
+	if ! t_instance_start $c "$T_TOP/compose/ext3d.compose" --set "IMAGE=$cimg" \
+		--set BLOCKDEV_ARGS= --set "DATA=$mode" >"$d/up.out" 2>&1; then
+		bad_up=$((bad_up + 1))
+		t_diag "$p: $what: no instance ($(cut -c1-160 "$d/fate"))"; sed 's/^/#   /' "$d/up.out" | tail -5
+		return
+	fi
+	if ! "$KWORK" --instance $c $stale check /w "$d/cut.log" >"$d/check.out" 2>&1; then
+		bad_check=$((bad_check + 1))
+		t_diag "$p: $what (log byte $pos; $(cut -c1-160 "$d/fate")):"; sed 's/^/#   /' "$d/check.out" | head -8
+	fi
+	t_instance_stop $c
+	if ! e2fsck -fn "$cimg" >"$d/cut.fsck" 2>&1; then
+		bad_fsck=$((bad_fsck + 1))
+		t_diag "$p: e2fsck after $what ($(cut -c1-160 "$d/fate")):"
+		grep -v '^Pass\|^e2fsck' "$d/cut.fsck" | head -8 | sed 's/^/#   /'
+	fi
+	done_cuts=$((done_cuts + 1))
+}
 
 # wp_run BS SIZE MODE: one workload under a write log, then its cuts.
 wp_run() {
@@ -50,6 +93,12 @@ wp_run() {
 	e2fsck -fn "$img" >"$d/final.fsck" 2>&1
 	t_ok $? "$p: e2fsck -fn clean after the run"
 
+	# The quick check, at every boundary: cut, replay, e2fsck -fn.
+	python3 "$CUTFSCK" "$d/base.img" "$wl" "$REC" "$cutdir" --seeds=$fsck_seeds \
+		--first-seed="$seed" >"$d/cut-fsck.out" 2>&1
+	t_ok $? "$p: every boundary, cut plain and with $fsck_seeds seeds, replays clean for e2fsck -fn ($(tail -1 "$d/cut-fsck.out"))"
+	grep -v '^cuts ' "$d/cut-fsck.out" | sed 's/^/#   /'
+
 	python3 "$CUT" offsets "$wl" >"$d/offsets"
 	total=$(wc -l <"$d/offsets")
 	step=1
@@ -58,29 +107,12 @@ wp_run() {
 	bad_up=0 bad_check=0 bad_fsck=0 done_cuts=0
 	while read -r k pos; do
 		[ $((k % step)) -eq 0 ] || [ "$k" -eq $((total - 1)) ] || continue
-		cimg=$d/cut.img
-		python3 "$CUT" cut "$d/base.img" "$wl" "$k" "$cimg" >/dev/null || { bad_up=$((bad_up + 1)); continue; }
-		# The durable points this cut keeps: those whose call returned
-		# with at most pos bytes in the log.
-		awk -v pos="$pos" '/^D [FS]/ { m = $NF; sub(/^@/, "", m); if (m + 0 > pos) next } { print }' \
-			"$log" >"$d/cut.log"
-		c=wc$$$bs$mode$k
-		if ! t_instance_start $c "$T_TOP/compose/ext3d.compose" --set "IMAGE=$cimg" \
-			--set BLOCKDEV_ARGS= --set "DATA=$mode" >"$d/up.out" 2>&1; then
-			bad_up=$((bad_up + 1))
-			t_diag "$p: cut $k: no instance"; sed 's/^/#   /' "$d/up.out" | tail -5
-			continue
+		# Every other cut keeps a seeded part of the writes after it.
+		if [ $((done_cuts % 2)) -eq 0 ]; then
+			wp_cut "$k" "$pos"
+		else
+			wp_cut "$k" "$pos" --seed=$((seed + k))
 		fi
-		if ! "$KWORK" --instance $c $stale check /w "$d/cut.log" >"$d/check.out" 2>&1; then
-			bad_check=$((bad_check + 1))
-			t_diag "$p: cut $k (log byte $pos):"; sed 's/^/#   /' "$d/check.out" | head -8
-		fi
-		t_instance_stop $c
-		if ! e2fsck -fn "$cimg" >"$d/cut.fsck" 2>&1; then
-			bad_fsck=$((bad_fsck + 1))
-			t_diag "$p: e2fsck after cut $k:"; grep -v '^Pass\|^e2fsck' "$d/cut.fsck" | head -8 | sed 's/^/#   /'
-		fi
-		done_cuts=$((done_cuts + 1))
 	done <"$d/offsets"
 	t_ok $((done_cuts < 2)) "$p: $done_cuts cuts checked"
 	t_is $bad_up 0 "$p: an instance came up on every cut (journal replayed)"

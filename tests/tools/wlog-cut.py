@@ -7,7 +7,8 @@ Flush boundary K (0 <= K <= flushes) is the moment right after the K-th
 FLUSH record (K = 0: before the first one). A cut at K applies every write
 logged before flush K; with a seed it also applies a seeded random subset
 of the writes of the window after it (up to flush K+1, or to the end of the
-log after the last flush), in log order, and with --tear one write of that
+log after the last flush), landing in a seeded random order (where two
+overlap, the earlier may land last and win), and with --tear one write of that
 window is torn: a random subset of its 512-byte sectors applied and one of
 its sectors garbage.
 
@@ -24,7 +25,8 @@ its sectors garbage.
                                         [C, D) are never torn (superblocks)
 
 cut and each print one line per image: the boundary, the seed, and which
-writes of the window were applied (a), dropped (d) or torn (t), by index;
+writes of the window were applied (a), dropped (d) or torn (t), by index,
+in the order they landed;
 a torn one is followed by a letter per sector: a applied, d not, g garbage
 (t10:agda).
 Imported as a module (Cutter) a test loops over boundaries in increasing
@@ -149,9 +151,10 @@ class Cutter:
         return any(sector < end and start < sector + nsect for start, end in self.atomic)
 
     def plan(self, k, seed, tear):
-        """The fate of each write of window k: ('a', i), ('d', i) or
-        ('t', i, [sector states]) with a state per sector: 'a' applied,
-        'd' not, 'g' garbage. Deterministic for (k, seed, tear)."""
+        """The fate of each write of window k, in the order they land:
+        ('a', i), ('d', i) or ('t', i, [sector states]) with a state per
+        sector: 'a' applied, 'd' not, 'g' garbage. Deterministic for
+        (k, seed, tear)."""
         rng = random.Random("%d/%d/%d" % (k, seed, tear))
         win = list(self.log.window(k))
         fate = [("a" if rng.random() < 0.5 else "d", i) for i in win]
@@ -162,6 +165,9 @@ class Cutter:
             states = ["a" if rng.random() < 0.5 else "d" for _ in range(nsect)]
             states[rng.randrange(nsect)] = "g"
             fate[j] = ("t", win[j], states)
+        # A disk lands the writes it keeps in an order of its own: where
+        # two overlap, the earlier one may land last and win.
+        rng.shuffle(fate)
         return fate, rng
 
     def cut(self, k, out, seed=None, tear=False):
