@@ -30,7 +30,7 @@ int ino_setattr_access(ino_svc *s, const ino_creds *c, uint64_t ino, cm_fs_resp 
 	if (r == 0 && ino_atime_due(&in) && (r = ino_txn_start(s, c, INO_CRED_INODE, &t)) == 0) {
 		struct timespec now = ino_txn_now(t);
 
-		in.atime = (uint32_t)now.tv_sec;
+		in.atime = now.tv_sec;
 		in.atime_ns = EXT3_INODE_FITS(in.extra_isize, i_atime_extra) ? (uint32_t)now.tv_nsec : 0;
 		r = ino_inode_write(s->fs, t, &in);
 		int st = ino_op_stop(t, &ino32, 1, false);
