@@ -59,6 +59,7 @@ typedef struct ext3d_attr {
 	uint32_t blksize;
 	int64_t atime, mtime, ctime; /* seconds since the epoch */
 	uint32_t atime_ns, mtime_ns, ctime_ns; /* 0 on 128-byte inodes */
+	uint32_t flags;    /* the inode flags, as FS_IOC_GETFLAGS gives them (FS_*_FL) */
 } ext3d_attr;
 
 /* d_type values are DT_* of <dirent.h>. */
@@ -172,6 +173,18 @@ typedef struct ext3d_setattr {
 } ext3d_setattr;
 int ext3d_setattr_ino(ext3d *fs, uint64_t ino, const ext3d_setattr *set, unsigned valid,
 		      ext3d_attr *ret);
+/* FS_IOC_SETFLAGS (chattr) on ino: flags are FS_*_FL (ext3d_attr.flags
+ * has the current ones). As the kernel's ext3: the owner (or root) may,
+ * only root may set or clear FS_IMMUTABLE_FL and FS_APPEND_FL (and
+ * FS_JOURNAL_DATA_FL), an immutable inode keeps its other flags (-EPERM);
+ * a flag ext3 does not know, or one the file type cannot take, is
+ * -EOPNOTSUPP. An immutable inode is then written, truncated, linked,
+ * removed, renamed and changed by nobody (-EPERM), an append-only one
+ * only written at its end (opened with O_APPEND) and its times moved to
+ * now. */
+int ext3d_setflags_ino(ext3d *fs, uint64_t ino, uint32_t flags, ext3d_attr *ret);
+/* The same by path (symlinks followed); ext3d_stat's flags read them. */
+int ext3d_setflags(ext3d *fs, const char *path, uint32_t flags);
 /* fallocate(2) on ino: mode FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE
  * frees the blocks of [off, off + len) and zeroes the partial blocks at
  * its ends (the size stays); every other mode is -EOPNOTSUPP, as the

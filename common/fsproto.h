@@ -61,6 +61,8 @@ enum cm_fs_op {
 	CM_FS_SETXATTR = 20,    /* ino, name, value (length bytes), flags CM_FS_XATTR_* -> attr */
 	CM_FS_LISTXATTR = 21,   /* ino, length = room -> length = list size, NUL-ended names */
 	CM_FS_REMOVEXATTR = 22, /* ino, name -> attr */
+	CM_FS_SETFLAGS = 25,    /* ino, flags = the inode flags (FS_IOC_SETFLAGS's FS_*_FL)
+				 * -> attr (attr.iflags: FS_IOC_GETFLAGS's answer) */
 };
 
 /* lseek: whence, Linux's values */
@@ -134,7 +136,7 @@ typedef struct cm_fs_attr {
 	uint32_t blksize;
 	uint32_t generation;
 	uint32_t atime_ns, mtime_ns, ctime_ns; /* 0 on 128-byte inodes */
-	uint32_t reserved;
+	uint32_t iflags;       /* the inode flags lsattr shows (FS_*_FL) */
 } cm_fs_attr;
 
 typedef struct cm_fs_req {

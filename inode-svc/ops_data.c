@@ -131,6 +131,8 @@ int ino_h_write(ino_session *ss, const ino_creds *c, const cm_fs_req *rq, cm_fs_
 	r = ino_data_read(s, c, rq->ino, -EINVAL, &in);
 	if (r == 0 && (rq->flags & CM_FS_WRITE_APPEND))
 		off = in.size;
+	if (r == 0)
+		r = ino_flags_may_write(&in, off == in.size);
 	if (r == 0 && rq->length && off >= ino_fs_max_size(s->fs))
 		r = -EFBIG;
 	if (r == 0 && (int64_t)off < 0)
@@ -152,6 +154,13 @@ static int ino_setattr_check(const ino_creds *c, const cm_fs_req *rq, const ino_
 	uint32_t f = rq->flags;
 	bool root = ino_capable(c), owner = c->uid == in->uid;
 
+	/* notify_change: nothing set on an immutable or append-only inode,
+	 * but an append-only one's times may move to now */
+	if ((f & (CM_FS_SET_MODE | CM_FS_SET_UID | CM_FS_SET_GID | CM_FS_SET_SIZE |
+		  CM_FS_SET_ATIME | CM_FS_SET_MTIME)) && ino_flags_may_change(in) < 0)
+		return -EPERM;
+	if ((f & (CM_FS_SET_ATIME_NOW | CM_FS_SET_MTIME_NOW)) && ino_flags_may_write(in, true) < 0)
+		return -EPERM;
 	if ((f & CM_FS_SET_UID) && !root && !(owner && rq->uid == in->uid))
 		return -EPERM;
 	if ((f & CM_FS_SET_GID) && !root &&
@@ -301,6 +310,8 @@ int ino_h_fallocate(ino_session *ss, const ino_creds *c, const cm_fs_req *rq, cm
 		return -EROFS;
 	ino_ilock(&ls, &ino, 1);
 	r = ino_data_read(s, c, rq->ino, -ENODEV, &in);
+	if (r == 0)
+		r = ino_flags_may_change(&in); /* vfs_fallocate: a punch is no append */
 	if (r == 0 && rq->offset + rq->range < rq->offset)
 		r = -EFBIG;
 	if (r == 0) {

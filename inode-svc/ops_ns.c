@@ -245,6 +245,8 @@ int ino_h_link(ino_session *ss, const ino_creds *c, const cm_fs_req *rq, cm_fs_r
 		r = ino_create_check(s, c, rq, rq->ino2, &dir);
 		if (r == 0)
 			r = ino_op_read(s, rq->ino, &in);
+		if (r == 0)
+			r = ino_flags_may_change(&in); /* vfs_link */
 		if (r == 0 && S_ISDIR(in.mode))
 			r = -EPERM;
 		if (r == 0 && in.links == 0)

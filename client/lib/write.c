@@ -190,6 +190,13 @@ int ext3d_setattr_ino(ext3d *fs, uint64_t ino, const ext3d_setattr *set, unsigne
 	return x3_wcall(fs, &req, NULL, 0, ret);
 }
 
+int ext3d_setflags_ino(ext3d *fs, uint64_t ino, uint32_t flags, ext3d_attr *ret)
+{
+	cm_fs_req req = {.hdr.op = CM_FS_SETFLAGS, .ino = ino, .flags = flags};
+
+	return x3_wcall(fs, &req, NULL, 0, ret);
+}
+
 int ext3d_fallocate_ino(ext3d *fs, uint64_t ino, int mode, uint64_t off, uint64_t len)
 {
 	cm_fs_req req = {.hdr.op = CM_FS_FALLOCATE, .ino = ino, .flags = (uint32_t)mode,

@@ -5,7 +5,10 @@
 # 256-byte inodes (times to 2446 with nanoseconds) and 128-byte ones
 # (times clamped to 1901-2038). Times before 1970 and past 2038 set by
 # utimensat; then each side reads the other's image: ext3d what the
-# kernel wrote, the kernel what ext3d wrote. e2fsck -fn is clean on both.
+# kernel wrote, the kernel what ext3d wrote. The inode flags through
+# FS_IOC_GETFLAGS and FS_IOC_SETFLAGS (chattr's rules for root, an
+# owner and others) and what immutable and append-only files and
+# directories refuse. e2fsck -fn is clean on both.
 set -u
 . "$(dirname "$0")/../lib/tap.sh"
 . "$T_TOP/tests/lib/instance.sh"
@@ -46,10 +49,96 @@ print("d", os.stat("d").st_atime_ns, os.stat("d").st_mtime_ns)
 times_get='
 import os
 for f in sorted(os.listdir(".")):
-    if f != "lost+found":
+    if f == "d" or f.startswith("t"):
         s = os.stat(f)
         print(f, s.st_atime_ns, s.st_mtime_ns)
 '
+
+flags='
+import errno, fcntl, os, struct
+GET, SET = 0x80086601, 0x40086602
+I, A, D, NOATIME, DIRSYNC, TOPDIR, JDATA = 0x10, 0x20, 0x40, 0x80, 0x10000, 0x20000, 0x4000
+def err(f):
+    try:
+        f(); return "ok"
+    except OSError as e:
+        return errno.errorcode[e.errno]
+def getf(p):
+    fd = os.open(p, os.O_RDONLY)
+    try: return struct.unpack("i", fcntl.ioctl(fd, GET, b"\0" * 4))[0]
+    finally: os.close(fd)
+def setf(p, v):
+    fd = os.open(p, os.O_RDONLY)
+    try: fcntl.ioctl(fd, SET, struct.pack("i", v))
+    finally: os.close(fd)
+def as_uid(uid, f):
+    pid = os.fork()
+    if pid == 0:
+        os.setgroups([]); os.setgid(uid); os.setuid(uid)
+        r = err(f)
+        os.write(1, (r + "\n").encode()); os._exit(0)
+    os.waitpid(pid, 0)
+def wr(p, fl):
+    def f():
+        fd = os.open(p, fl)
+        try: os.write(fd, b"more")
+        finally: os.close(fd)
+    return f
+def show(what, f):
+    print(what, err(f), flush=True)
+os.mkdir("fl"); os.chmod("fl", 0o777); os.chdir("fl")
+for n in ("i", "a", "u", "x"):
+    open(n, "w").write("data")
+os.mkdir("di"); os.mkdir("da"); open("di/f", "w").close(); open("da/f", "w").close()
+os.chown("u", 1000, 1000); os.setxattr("i", "user.k", b"v")
+show("set i", lambda: setf("i", I)); show("set a", lambda: setf("a", A))
+show("set di", lambda: setf("di", I)); show("set da", lambda: setf("da", A))
+print("get", getf("i"), getf("a"), getf("di"), getf("da"), getf("x"))
+for p in ("i", "a"):
+    show(p + " open w", wr(p, os.O_WRONLY)); show(p + " open rw", wr(p, os.O_RDWR))
+    show(p + " open append", wr(p, os.O_WRONLY | os.O_APPEND))
+    show(p + " open trunc", wr(p, os.O_WRONLY | os.O_APPEND | os.O_TRUNC))
+    show(p + " read", lambda: open(p).read())
+    show(p + " truncate", lambda: os.truncate(p, 1))
+    show(p + " chmod", lambda: os.chmod(p, 0o600)); show(p + " chown", lambda: os.chown(p, 1, 1))
+    show(p + " utime set", lambda: os.utime(p, (1, 1))); show(p + " utime now", lambda: os.utime(p))
+    show(p + " link", lambda: os.link(p, p + "2")); show(p + " rename", lambda: os.rename(p, p + "3"))
+    show(p + " unlink", lambda: os.unlink(p))
+    show(p + " setxattr", lambda: os.setxattr(p, "user.k", b"w"))
+    show(p + " removexattr", lambda: os.removexattr(p, "user.k"))
+    print(p, os.stat(p).st_size, open(p).read())
+for d in ("di", "da"):
+    show(d + " create", lambda: open(d + "/new", "w").close())
+    show(d + " mkdir", lambda: os.mkdir(d + "/sub"))
+    show(d + " unlink", lambda: os.unlink(d + "/f"))
+    show(d + " rename out", lambda: os.rename(d + "/f", "out" + d))
+    show(d + " rename in", lambda: os.rename("x", d + "/x"))
+show("i set d", lambda: setf("i", I | D)); show("i set i again", lambda: setf("i", I))
+show("a set d", lambda: setf("a", A | D))
+as_uid(1000, lambda: setf("u", D)); as_uid(1000, lambda: setf("u", D | I))
+open("y", "w").close()
+as_uid(1000, lambda: setf("u", D | A)); as_uid(1000, lambda: setf("y", D))
+as_uid(1000, lambda: setf("u", D | JDATA))
+show("file dirsync", lambda: setf("y", DIRSYNC)); show("file topdir", lambda: setf("y", TOPDIR))
+show("file unknown", lambda: setf("y", 0x1000000)); show("file noatime", lambda: setf("y", NOATIME))
+show("dir dirsync", lambda: setf("da", A | DIRSYNC))
+os.symlink("y", "sl"); show("symlink", lambda: getf("sl"))
+print("get", getf("u"), getf("y"), getf("da"))
+for p in ("i", "a", "di", "da"):
+    setf(p, 0)
+print("cleared", getf("i"), getf("a"), getf("di"), getf("da"))
+'
+
+# lib [setpriv ARGS]: the "OP => ANSWER" lines on stdin through xops
+# (libext3d's calls) on instance $n; every answer must be the one given
+# (the kernel's, as the flags snippet shows it through the mount).
+lib() {
+	cat >"$T_TMP/xs"
+	sed 's/ *=> .*//' "$T_TMP/xs" >"$T_TMP/xops"
+	"$@" "$EXT3D_BUILD/tests/tools/xops" --instance "$n" <"$T_TMP/xops" >"$T_TMP/xgot" 2>&1
+	paste "$T_TMP/xops" "$T_TMP/xgot" | sed 's/\t/ => /' >"$T_TMP/xhave"
+	diff "$T_TMP/xs" "$T_TMP/xhave" >"$T_TMP/diff"
+}
 
 for isize in 256 128; do
 	n=t-posixkern-$isize
@@ -57,6 +146,67 @@ for isize in 256 128; do
 		cp "$T_TMP/x.img" "$T_TMP/k.img" && up "$T_TMP/k.img" "$T_TMP/x.img" $n
 	t_ok $? "$isize-byte inodes: two identical images, the kernel's and ext3d-fuse's mounted"
 	t_both times-$isize "$times_set"
+	[ $isize = 256 ] && t_both flags "$flags"
+	lib <<-'EOF'
+	mkdir /lib 777 => ok
+	create /lib/i 644 => ok
+	create /lib/a 644 => ok
+	create /lib/u 644 => ok
+	mkdir /lib/d 755 => ok
+	create /lib/d/f 644 => ok
+	chown /lib/u 1000 => ok
+	setx /lib/i user.k v => ok
+	setflags /lib/i 10 => ok
+	setflags /lib/a 20 => ok
+	setflags /lib/d 10 => ok
+	getflags /lib/i => ok 10
+	open /lib/i r => ok
+	open /lib/i w => EPERM
+	open /lib/i a => EPERM
+	truncate /lib/i 0 => EPERM
+	chmod /lib/i 600 => EPERM
+	chown /lib/i 1 => EPERM
+	utime /lib/i => EPERM
+	mtime /lib/i 5 => EPERM
+	link /lib/i /lib/i2 => EPERM
+	rename /lib/i /lib/i3 => EPERM
+	unlink /lib/i => EPERM
+	setx /lib/i user.k w => EPERM
+	rmx /lib/i user.k => EPERM
+	setflags /lib/i 50 => EPERM
+	open /lib/a w => EPERM
+	open /lib/a t => EPERM
+	open /lib/a a => ok
+	append /lib/a xyz => ok
+	truncate /lib/a 0 => EPERM
+	utime /lib/a => ok
+	mtime /lib/a 5 => EPERM
+	unlink /lib/a => EPERM
+	create /lib/d/g 644 => EPERM
+	unlink /lib/d/f => EPERM
+	setflags /lib/u 10000 => EOPNOTSUPP
+	setflags /lib/u 1000000 => EOPNOTSUPP
+	EOF
+	t_ok $? "$isize-byte inodes: libext3d: immutable and append-only refuse what the kernel refuses"
+	sed 's/^/#   /' "$T_TMP/diff" | head -20
+	lib setpriv --reuid=1000 --regid=1000 --clear-groups <<-'EOF'
+	setflags /lib/u 40 => ok
+	getflags /lib/u => ok 40
+	setflags /lib/u 50 => EPERM
+	setflags /lib/u 4040 => EPERM
+	setflags /lib/a 20 => EPERM
+	EOF
+	t_ok $? "$isize-byte inodes: libext3d: an owner sets flags, not immutable or append-only; others none"
+	sed 's/^/#   /' "$T_TMP/diff" | head -20
+	lib <<-'EOF'
+	setflags /lib/i 0 => ok
+	setflags /lib/a 0 => ok
+	setflags /lib/d 0 => ok
+	unlink /lib/i => ok
+	getflags /lib/a => ok 0
+	EOF
+	t_ok $? "$isize-byte inodes: libext3d: root clears them"
+	sed 's/^/#   /' "$T_TMP/diff" | head -20
 	down $n
 	up "$T_TMP/x.img" "$T_TMP/k.img" $n-swap
 	t_ok $? "$isize-byte inodes: the images swapped"
