@@ -121,6 +121,8 @@ int ino_acl_follow_mode(ino_svc *s, ino_txn *t, ino_inode *in);
 /* ---- ops_flags.c: inode flags, immutable and append-only ---- */
 /* in's flags as FS_IOC_GETFLAGS shows them (ext4's user-visible set). */
 uint32_t ino_flags_visible(const ino_inode *in);
+/* The flags a new inode of mode takes from dir (__ext4_new_inode). */
+uint32_t ino_flags_inherit(const ino_inode *dir, uint16_t mode);
 /* Mode, owner, times set, truncation, a link: -EPERM if in is immutable
  * or append-only. */
 int ino_flags_may_change(const ino_inode *in);

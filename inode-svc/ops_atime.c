@@ -4,14 +4,15 @@
  * relatime_need_update says so (atime not later than mtime, or than
  * ctime, or a day old), and nothing else moves (inode_update_time with
  * S_ATIME: not ctime). ext3d-fuse asks after each read, readdir and
- * readlink, which the FUSE module does not time itself (S_NOATIME). */
+ * readlink, which the FUSE module does not time itself (S_NOATIME). An
+ * inode with the noatime flag (chattr +A) keeps its atime. */
 #include "internal.h"
 #include "ops.h"
 #include "relatime.h"
 
 static bool ino_atime_due(const ino_inode *in)
 {
-	return cm_relatime_due(in->atime, in->atime_ns, in->mtime, in->mtime_ns, in->ctime,
+	return !(in->flags & EXT3_NOATIME_FL) && cm_relatime_due(in->atime, in->atime_ns, in->mtime, in->mtime_ns, in->ctime,
 			       in->ctime_ns);
 }
 

@@ -9,7 +9,9 @@
  * - an immutable inode is not written, truncated, linked, removed,
  *   renamed, nor its mode, owner, times or extended attributes changed;
  *   an append-only one likewise, except that it may be written at its end
- *   and its times moved to now (perm.c, ops_data.c, ops_xattr.c).
+ *   and its times moved to now (perm.c, ops_data.c, ops_xattr.c);
+ * - a new inode inherits some of its directory's flags (sync, noatime,
+ *   nodump, dirsync...), those its type takes.
  * A setflags is one transaction under the inode's lock; ctime moves. */
 #include <errno.h>
 #include <sys/stat.h>
@@ -19,18 +21,37 @@
 /* ext4's EXT4_FL_USER_VISIBLE and EXT4_FL_USER_MODIFIABLE. */
 #define INO_FL_USER_VISIBLE 0x725BDFFFu
 #define INO_FL_USER_MODIFIABLE 0x624BC0FFu
+#define INO_FL_NOCOMPR 0x00000400u
 #define INO_FL_EXTENTS 0x00080000u
 #define INO_FL_EOFBLOCKS 0x00400000u
 #define INO_FL_PROJINHERIT 0x20000000u
 #define INO_FL_CASEFOLD 0x40000000u
+#define INO_FL_DAX 0x02000000u
+/* ext4's EXT4_FL_INHERITED: what a new inode takes from its directory. */
+#define INO_FL_INHERITED \
+	(EXT3_SECRM_FL | EXT3_UNRM_FL | EXT3_COMPR_FL | EXT3_SYNC_FL | EXT3_NODUMP_FL | \
+	 EXT3_NOATIME_FL | INO_FL_NOCOMPR | EXT3_JOURNAL_DATA_FL | EXT3_NOTAIL_FL | EXT3_DIRSYNC_FL | \
+	 INO_FL_PROJINHERIT | INO_FL_CASEFOLD | INO_FL_DAX)
 /* ext4_mask_flags: what regular files and other non-directories take. */
 #define INO_FL_REG_MASK \
 	(~(EXT3_DIRSYNC_FL | EXT3_TOPDIR_FL | INO_FL_CASEFOLD | INO_FL_PROJINHERIT))
 #define INO_FL_OTHER_MASK (EXT3_NODUMP_FL | EXT3_NOATIME_FL)
 
+static uint32_t ino_flags_mask(uint16_t mode, uint32_t flags)
+{
+	if (S_ISDIR(mode))
+		return flags;
+	return flags & (S_ISREG(mode) ? INO_FL_REG_MASK : INO_FL_OTHER_MASK);
+}
+
 uint32_t ino_flags_visible(const ino_inode *in)
 {
 	return in->flags & INO_FL_USER_VISIBLE;
+}
+
+uint32_t ino_flags_inherit(const ino_inode *dir, uint16_t mode)
+{
+	return ino_flags_mask(mode, dir->flags & INO_FL_INHERITED);
 }
 
 int ino_flags_may_change(const ino_inode *in)
@@ -43,13 +64,6 @@ int ino_flags_may_write(const ino_inode *in, bool at_end)
 	if (in->flags & EXT3_IMMUTABLE_FL)
 		return -EPERM;
 	return (in->flags & EXT3_APPEND_FL) && !at_end ? -EPERM : 0;
-}
-
-static uint32_t ino_flags_mask(uint16_t mode, uint32_t flags)
-{
-	if (S_ISDIR(mode))
-		return flags;
-	return flags & (S_ISREG(mode) ? INO_FL_REG_MASK : INO_FL_OTHER_MASK);
 }
 
 /* May c set in's flags to want? 0, -EPERM or -EOPNOTSUPP. */

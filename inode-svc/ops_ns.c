@@ -115,6 +115,7 @@ static int ino_create_txn(ino_svc *s, const ino_creds *c, ino_txn *t, ino_inode 
 		(void)ino_txn_free_inode(t, ino, mode);
 		return r;
 	}
+	in->flags = ino_flags_inherit(dir, mode);
 	r = ino_create_fill(s, t, nw, dir->ino, in);
 	if (r == 0)
 		r = ino_inode_write(s->fs, t, in);

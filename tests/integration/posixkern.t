@@ -124,6 +124,11 @@ show("file unknown", lambda: setf("y", 0x1000000)); show("file noatime", lambda:
 show("dir dirsync", lambda: setf("da", A | DIRSYNC))
 os.symlink("y", "sl"); show("symlink", lambda: getf("sl"))
 print("get", getf("u"), getf("y"), getf("da"))
+os.mkdir("inh"); setf("inh", 0x8 | NOATIME | D | DIRSYNC)
+open("inh/f", "w").write("data"); os.mkdir("inh/d")
+print("inherited", getf("inh/f"), getf("inh/d"))
+os.utime("inh/f", (1000000000, 1000000000)); open("inh/f").read()
+print("noatime read", os.stat("inh/f").st_atime)
 for p in ("i", "a", "di", "da"):
     setf(p, 0)
 print("cleared", getf("i"), getf("a"), getf("di"), getf("da"))
