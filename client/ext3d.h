@@ -136,9 +136,13 @@ int ext3d_link_ino(ext3d *fs, uint64_t ino, uint64_t newdir, const char *name, e
 int ext3d_unlink_ino(ext3d *fs, uint64_t dir, const char *name);
 int ext3d_rmdir_ino(ext3d *fs, uint64_t dir, const char *name);
 /* flags: 0, EXT3D_RENAME_NOREPLACE or EXT3D_RENAME_EXCHANGE (both names
- * must exist; they swap, in one transaction), as renameat2's. */
+ * must exist; they swap, in one transaction), as renameat2's; and
+ * EXT3D_RENAME_WHITEOUT (not with EXCHANGE; root only, -EPERM): the old
+ * name then names a whiteout, a character device 0:0 of mode 0, made in
+ * the same transaction, as overlayfs asks of its upper file system. */
 #define EXT3D_RENAME_NOREPLACE 0x1u
 #define EXT3D_RENAME_EXCHANGE 0x2u
+#define EXT3D_RENAME_WHITEOUT 0x4u
 int ext3d_rename_ino(ext3d *fs, uint64_t olddir, const char *oldname, uint64_t newdir,
 		     const char *newname, unsigned flags);
 /* Bytes written; flags EXT3D_WRITE_APPEND (at the end of the file, off

@@ -82,6 +82,9 @@ enum cm_fs_op {
 #define CM_FS_RENAME_NOREPLACE 0x1u
 /* rename: both names exist and swap (renameat2's EXCHANGE), one transaction */
 #define CM_FS_RENAME_EXCHANGE 0x2u
+/* rename: the old name then names a new whiteout, a character device 0:0
+ * of mode 0 (renameat2's WHITEOUT, for overlayfs); root or checked creds */
+#define CM_FS_RENAME_WHITEOUT 0x4u
 
 /* write: at the end of the file, whatever offset says (O_APPEND) */
 #define CM_FS_WRITE_APPEND 0x1u

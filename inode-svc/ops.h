@@ -100,6 +100,11 @@ int ino_perm_sticky(const ino_inode *dir, const ino_inode *victim, const ino_cre
 /* Called once at start: the filesystem whose ACLs ino_perm consults. */
 void ino_perm_setup(ino_fs *fs);
 
+/* ---- ops_ns.c ---- */
+/* The owner of a new inode as inode_init_owner gives it: a set-group-ID
+ * directory passes on its group (and, to directories, the bit). */
+void ino_create_owner(const ino_creds *c, const ino_inode *dir, uint16_t *mode, uint32_t *gid);
+
 /* ---- ops_xattr.c: ACLs in other operations ---- */
 /* A new inode's ACLs, from its directory's default ACL. */
 typedef struct ino_newacl {

@@ -82,9 +82,7 @@ static int ino_create_fill(ino_svc *s, ino_txn *t, const struct ino_new *nw, uin
 	}
 }
 
-/* The owner of a new inode as inode_init_owner gives it: a set-group-ID
- * directory passes on its group (and, to directories, the bit). */
-static void ino_create_owner(const ino_creds *c, const ino_inode *dir, uint16_t *mode,
+void ino_create_owner(const ino_creds *c, const ino_inode *dir, uint16_t *mode,
 			     uint32_t *gid)
 {
 	*gid = c->gid;

@@ -8,7 +8,9 @@
 # kernel wrote, the kernel what ext3d wrote. The inode flags through
 # FS_IOC_GETFLAGS and FS_IOC_SETFLAGS (chattr's rules for root, an
 # owner and others) and what immutable and append-only files and
-# directories refuse. e2fsck -fn is clean on both.
+# directories refuse, through the mount and through libext3d (xops).
+# renameat2's RENAME_WHITEOUT, and overlayfs with its upper layer on
+# each mount. e2fsck -fn is clean on both.
 set -u
 . "$(dirname "$0")/../lib/tap.sh"
 . "$T_TOP/tests/lib/instance.sh"
@@ -134,6 +136,48 @@ for p in ("i", "a", "di", "da"):
 print("cleared", getf("i"), getf("a"), getf("di"), getf("da"))
 '
 
+whiteout='
+import ctypes, errno, os, stat
+libc = ctypes.CDLL(None, use_errno=True)
+NOREPLACE, EXCHANGE, WHITEOUT = 1, 2, 4
+def rn(a, b, fl):
+    if libc.renameat2(-100, a.encode(), -100, b.encode(), fl) == 0:
+        return "ok"
+    return errno.errorcode[ctypes.get_errno()]
+def st(p):
+    s = os.lstat(p)
+    return "%s mode %o rdev %d:%d uid %d gid %d links %d size %d" % (p, s.st_mode,
+        os.major(s.st_rdev), os.minor(s.st_rdev), s.st_uid, s.st_gid, s.st_nlink, s.st_size)
+os.mkdir("wh"); os.chdir("wh")
+open("a", "w").write("aaa"); open("b", "w").write("bbb"); os.mkdir("d"); os.mkdir("sg")
+os.chown("sg", 0, 1000); os.chmod("sg", 0o2777); open("sg/f", "w").close()
+print("whiteout", rn("a", "a2", WHITEOUT), st("a"), st("a2"), open("a2").read())
+print("noreplace", rn("b", "a2", NOREPLACE | WHITEOUT), st("b"))
+print("replace", rn("b", "a2", WHITEOUT), st("b"), open("a2").read())
+print("exchange", rn("a2", "b", EXCHANGE | WHITEOUT))
+print("dir", rn("d", "d2", WHITEOUT), st("d"), st("d2"), st("."))
+print("setgid", rn("sg/f", "sg/g", WHITEOUT), st("sg/f"))
+pid = os.fork()
+if pid == 0:
+    os.setgroups([]); os.setgid(1000); os.setuid(1000)
+    print("user", rn("sg/g", "sg/h", WHITEOUT), flush=True); os._exit(0)
+os.waitpid(pid, 0)
+print("unlink", os.unlink("a") or "ok", sorted(os.listdir(".")))
+'
+
+# ovl M: overlayfs with its upper layer in mount M (k or x) removes and
+# renames files of its lower layer; prints what it sees and the whiteouts
+# the upper layer holds afterwards.
+ovl() {
+	o=$T_TMP/ovl-$1 lo=$T_TMP/lower-$1 up=$T_TMP/m$1/ovl
+	mkdir -p "$o" "$lo" "$up/up" "$up/work" && echo x >"$lo/gone" && echo y >"$lo/moved" &&
+		mount -t overlay overlay -o "lowerdir=$lo,upperdir=$up/up,workdir=$up/work" "$o" ||
+		return 1
+	rm "$o/gone" && mv "$o/moved" "$o/here" && ls "$o" && cat "$o/here"
+	umount "$o"
+	stat -c '%n %F %t:%T %a' "$up/up/gone" "$up/up/moved" 2>&1 | sed "s|$up/||"
+}
+
 # lib [setpriv ARGS]: the "OP => ANSWER" lines on stdin through xops
 # (libext3d's calls) on instance $n; every answer must be the one given
 # (the kernel's, as the flags snippet shows it through the mount).
@@ -152,6 +196,12 @@ for isize in 256 128; do
 	t_ok $? "$isize-byte inodes: two identical images, the kernel's and ext3d-fuse's mounted"
 	t_both times-$isize "$times_set"
 	[ $isize = 256 ] && t_both flags "$flags"
+	t_both whiteout-$isize "$whiteout"
+	ovl k >"$T_TMP/ovl.k" 2>&1
+	ovl x >"$T_TMP/ovl.x" 2>&1
+	diff "$T_TMP/ovl.k" "$T_TMP/ovl.x" >"$T_TMP/diff" 2>&1
+	t_ok $? "$isize-byte inodes: overlayfs over ext3d-fuse leaves the whiteouts it leaves on the kernel's ($(tr '\n' ' ' <"$T_TMP/ovl.k"))"
+	sed 's/^/#   /' "$T_TMP/diff" | head -20
 	lib <<-'EOF'
 	mkdir /lib 777 => ok
 	create /lib/i 644 => ok
