@@ -108,6 +108,20 @@ ssize_t ext3d_read_ino(ext3d *fs, uint64_t ino, void *buf, size_t len, uint64_t 
  * hole); -ENXIO for off at or past the end or no data after it, -EINVAL
  * for another whence or file type. */
 int64_t ext3d_lseek_ino(ext3d *fs, uint64_t ino, uint64_t off, int whence);
+/* FIEMAP (FS_IOC_FIEMAP, filefrag) of a regular file or directory ino:
+ * the extents of [start, start + len) into ext[0..max), as the kernel's
+ * ext3 reports them (bytes; flags FIEMAP_EXTENT_MERGED, and
+ * FIEMAP_EXTENT_LAST on the last one when all fitted). Returns how many
+ * were placed, or with max 0 how many there are; flags 0 or
+ * FIEMAP_FLAG_SYNC (-EBADR for others); -EOPNOTSUPP on other types. At
+ * most EXT3D_FIEMAP_MAX extents a call: go on from the last one's end. */
+typedef struct ext3d_extent {
+	uint64_t logical, physical, length;
+	uint32_t flags;
+} ext3d_extent;
+#define EXT3D_FIEMAP_MAX 32768
+int ext3d_fiemap_ino(ext3d *fs, uint64_t ino, uint64_t start, uint64_t len, unsigned flags,
+		     ext3d_extent *ext, unsigned max);
 /* The target's length; the target is copied (not NUL-terminated) up to len. */
 ssize_t ext3d_readlink_ino(ext3d *fs, uint64_t ino, char *buf, size_t len);
 /* mask: R_OK, W_OK, X_OK of <unistd.h>, or-ed. */

@@ -63,7 +63,17 @@ enum cm_fs_op {
 	CM_FS_REMOVEXATTR = 22, /* ino, name -> attr */
 	CM_FS_SETFLAGS = 25,    /* ino, flags = the inode flags (FS_IOC_SETFLAGS's FS_*_FL)
 				 * -> attr (attr.iflags: FS_IOC_GETFLAGS's answer) */
+	CM_FS_FIEMAP = 26,      /* ino, offset = start, range = length (bytes), flags =
+				 * FIEMAP_FLAG_*, length = room -> cm_fs_extent records,
+				 * count = how many placed (with room 0: how many there are) */
 };
+
+/* A FIEMAP extent (struct fiemap_extent's fields): bytes, FIEMAP_EXTENT_*. */
+typedef struct cm_fs_extent {
+	uint64_t logical, physical, length;
+	uint32_t flags;
+	uint32_t reserved;
+} cm_fs_extent;
 
 /* lseek: whence, Linux's values */
 #define CM_FS_SEEK_DATA 3u

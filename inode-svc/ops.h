@@ -140,9 +140,10 @@ int ino_flags_may_write(const ino_inode *in, bool at_end);
 int ino_setattr_access(ino_svc *s, const ino_creds *c, uint64_t ino, cm_fs_resp *rs);
 
 /* ---- the handlers (ops_ns.c, ops_rm.c, ops_rename.c, ops_data.c, ops_xattr.c, ops_seek.c,
- * ops_flags.c) ---- */
+ * ops_flags.c, ops_fiemap.c) ---- */
 ino_handler ino_h_mknod, ino_h_symlink, ino_h_link, ino_h_unlink, ino_h_rmdir, ino_h_rename,
 	ino_h_write, ino_h_setattr, ino_h_fallocate, ino_h_fsync, ino_h_sync, ino_h_getxattr,
-	ino_h_setxattr, ino_h_listxattr, ino_h_removexattr, ino_h_lseek, ino_h_setflags;
+	ino_h_setxattr, ino_h_listxattr, ino_h_removexattr, ino_h_lseek, ino_h_setflags,
+	ino_h_fiemap;
 
 #endif

@@ -10,7 +10,8 @@
 # owner and others) and what immutable and append-only files and
 # directories refuse, through the mount and through libext3d (xops).
 # renameat2's RENAME_WHITEOUT, and overlayfs with its upper layer on
-# each mount. e2fsck -fn is clean on both.
+# each mount. FIEMAP through libext3d (ext3d fiemap) against the kernel's
+# FS_IOC_FIEMAP on the same image. e2fsck -fn is clean on both.
 set -u
 . "$(dirname "$0")/../lib/tap.sh"
 . "$T_TOP/tests/lib/instance.sh"
@@ -178,6 +179,43 @@ ovl() {
 	stat -c '%n %F %t:%T %a' "$up/up/gone" "$up/up/moved" 2>&1 | sed "s|$up/||"
 }
 
+# Files whose extents ext3d reports (fiemap_x, through the CLI) and the
+# kernel then reports from the same image (fiemap_k, FS_IOC_FIEMAP).
+fm_files="small sparse big dir"
+fm_make='
+import os
+os.mkdir("fm"); os.chdir("fm")
+open("small", "w").write("s" * 100)
+with open("sparse", "wb") as f:
+    for off in (0, 5000, 70000, 300000, 2000000):
+        f.seek(off); f.write(b"x" * 3000)
+with open("big", "wb") as f:
+    for i in range(400):
+        f.write(os.urandom(1024))
+        if i % 50 == 0:
+            open("pad%d" % i, "w").write("p" * 2000)
+os.mkdir("dir")
+for i in range(80):
+    open("dir/entry-with-a-longer-name-%03d" % i, "w").close()
+'
+fiemap_x() {
+	for f in $fm_files; do
+		echo "$f"; "$T_EXT3D" --instance "$1" fiemap "/fm/$f" 2>&1
+	done
+}
+fiemap_k() {
+	for f in $fm_files; do echo "$f"; python3 -c '
+import fcntl, os, struct, sys
+fd = os.open(sys.argv[1], os.O_RDONLY)
+n = 2000
+buf = bytearray(struct.pack("QQIIII", 0, 2**64 - 1, 0, 0, n, 0) + bytes(56 * n))
+fcntl.ioctl(fd, 0xC020660B, buf)
+for i in range(struct.unpack_from("I", buf, 20)[0]):
+    lo, ph, ln, _, _, fl = struct.unpack_from("QQQQQI", buf, 32 + 56 * i)
+    print(lo, ph, ln, "%x" % fl)
+' "$mk/fm/$f" 2>&1; done
+}
+
 # lib [setpriv ARGS]: the "OP => ANSWER" lines on stdin through xops
 # (libext3d's calls) on instance $n; every answer must be the one given
 # (the kernel's, as the flags snippet shows it through the mount).
@@ -197,6 +235,7 @@ for isize in 256 128; do
 	t_both times-$isize "$times_set"
 	[ $isize = 256 ] && t_both flags "$flags"
 	t_both whiteout-$isize "$whiteout"
+	( cd "$mx" && python3 -c "$fm_make" ) && sync && fiemap_x $n >"$T_TMP/fiemap.x"
 	ovl k >"$T_TMP/ovl.k" 2>&1
 	ovl x >"$T_TMP/ovl.x" 2>&1
 	diff "$T_TMP/ovl.k" "$T_TMP/ovl.x" >"$T_TMP/diff" 2>&1
@@ -266,6 +305,10 @@ for isize in 256 128; do
 	up "$T_TMP/x.img" "$T_TMP/k.img" $n-swap
 	t_ok $? "$isize-byte inodes: the images swapped"
 	t_both times-$isize-swapped "$times_get"
+	fiemap_k >"$T_TMP/fiemap.k"
+	diff "$T_TMP/fiemap.k" "$T_TMP/fiemap.x" >"$T_TMP/diff"
+	t_ok $? "$isize-byte inodes: ext3d's FIEMAP is the kernel's on the same image ($(wc -l <"$T_TMP/fiemap.k") lines)"
+	sed 's/^/#   /' "$T_TMP/diff" | head -20
 	down $n-swap
 	e2fsck -fn "$T_TMP/x.img" >"$T_TMP/fsck.out" 2>&1
 	t_ok $? "$isize-byte inodes: e2fsck -fn clean on the image ext3d wrote"
