@@ -12,7 +12,7 @@
 #include <stdint.h>
 
 #define CM_IFLAG_IMMUTABLE 0x10u /* FS_IMMUTABLE_FL */
-#define CM_IFLAG_APPEND 0x20u    /* FS_APPEND_FL */
+#define CM_IFLAG_APPEND 0x20u	 /* FS_APPEND_FL */
 
 static inline int cm_iflags_may_open(uint32_t iflags, int oflags)
 {

@@ -20,7 +20,7 @@ struct ino_fm {
 	cm_fs_extent *out;
 	uint32_t max, n;
 	uint64_t bs, apb;
-	cm_fs_extent cur;       /* the run being grown; length 0: none */
+	cm_fs_extent cur; /* the run being grown; length 0: none */
 };
 
 /* Does a run end before lblk: the direct blocks end, or a leaf
@@ -50,7 +50,9 @@ static void ino_fm_block(struct ino_fm *f, uint64_t lblk, uint64_t pblk)
 		return;
 	}
 	ino_fm_emit(f);
-	*c = (cm_fs_extent){.logical = lblk * f->bs, .physical = pblk * f->bs, .length = f->bs,
+	*c = (cm_fs_extent){.logical = lblk * f->bs,
+			    .physical = pblk * f->bs,
+			    .length = f->bs,
 			    .flags = FIEMAP_EXTENT_MERGED};
 }
 

@@ -28,13 +28,12 @@
 #define INO_FL_CASEFOLD 0x40000000u
 #define INO_FL_DAX 0x02000000u
 /* ext4's EXT4_FL_INHERITED: what a new inode takes from its directory. */
-#define INO_FL_INHERITED \
-	(EXT3_SECRM_FL | EXT3_UNRM_FL | EXT3_COMPR_FL | EXT3_SYNC_FL | EXT3_NODUMP_FL | \
-	 EXT3_NOATIME_FL | INO_FL_NOCOMPR | EXT3_JOURNAL_DATA_FL | EXT3_NOTAIL_FL | EXT3_DIRSYNC_FL | \
-	 INO_FL_PROJINHERIT | INO_FL_CASEFOLD | INO_FL_DAX)
+#define INO_FL_INHERITED                                                                           \
+	(EXT3_SECRM_FL | EXT3_UNRM_FL | EXT3_COMPR_FL | EXT3_SYNC_FL | EXT3_NODUMP_FL |            \
+	 EXT3_NOATIME_FL | INO_FL_NOCOMPR | EXT3_JOURNAL_DATA_FL | EXT3_NOTAIL_FL |                \
+	 EXT3_DIRSYNC_FL | INO_FL_PROJINHERIT | INO_FL_CASEFOLD | INO_FL_DAX)
 /* ext4_mask_flags: what regular files and other non-directories take. */
-#define INO_FL_REG_MASK \
-	(~(EXT3_DIRSYNC_FL | EXT3_TOPDIR_FL | INO_FL_CASEFOLD | INO_FL_PROJINHERIT))
+#define INO_FL_REG_MASK (~(EXT3_DIRSYNC_FL | EXT3_TOPDIR_FL | INO_FL_CASEFOLD | INO_FL_PROJINHERIT))
 #define INO_FL_OTHER_MASK (EXT3_NODUMP_FL | EXT3_NOATIME_FL)
 
 static uint32_t ino_flags_mask(uint16_t mode, uint32_t flags)

@@ -82,8 +82,7 @@ static int ino_create_fill(ino_svc *s, ino_txn *t, const struct ino_new *nw, uin
 	}
 }
 
-void ino_create_owner(const ino_creds *c, const ino_inode *dir, uint16_t *mode,
-			     uint32_t *gid)
+void ino_create_owner(const ino_creds *c, const ino_inode *dir, uint16_t *mode, uint32_t *gid)
 {
 	*gid = c->gid;
 	if (!(dir->mode & S_ISGID))

@@ -5,8 +5,9 @@
  * code sends on a file or directory it opened for the purpose. The
  * kernel checked the caller there (the owner or CAP_FOWNER,
  * CAP_LINUX_IMMUTABLE to move immutable or append-only), so a set runs
- * with checked credentials (journal-data aside, xf_set_flags); inode-svc keeps ext3's rules on which flags
- * a file takes. Any other ioctl is ENOTTY. */
+ * with checked credentials (journal-data aside, xf_set_flags); inode-svc
+ * keeps ext3's rules on which flags a file takes. Any other ioctl is
+ * ENOTTY. */
 #include <errno.h>
 #include <linux/fs.h>
 #include <stdint.h>
@@ -18,9 +19,12 @@
 static const struct {
 	uint32_t flag, xflag;
 } xf_xflags[] = {
-	{FS_SYNC_FL, FS_XFLAG_SYNC},         {FS_IMMUTABLE_FL, FS_XFLAG_IMMUTABLE},
-	{FS_APPEND_FL, FS_XFLAG_APPEND},     {FS_NODUMP_FL, FS_XFLAG_NODUMP},
-	{FS_NOATIME_FL, FS_XFLAG_NOATIME},   {FS_DAX_FL, FS_XFLAG_DAX},
+	{FS_SYNC_FL, FS_XFLAG_SYNC},
+	{FS_IMMUTABLE_FL, FS_XFLAG_IMMUTABLE},
+	{FS_APPEND_FL, FS_XFLAG_APPEND},
+	{FS_NODUMP_FL, FS_XFLAG_NODUMP},
+	{FS_NOATIME_FL, FS_XFLAG_NOATIME},
+	{FS_DAX_FL, FS_XFLAG_DAX},
 	{FS_PROJINHERIT_FL, FS_XFLAG_PROJINHERIT},
 };
 #define XF_NXFLAGS (sizeof(xf_xflags) / sizeof(xf_xflags[0]))
@@ -92,8 +96,7 @@ static int xf_set_flags(fuse_req_t req, fuse_ino_t ino, bool xattr, const void *
 	return 0;
 }
 
-static void xf_set(fuse_req_t req, fuse_ino_t ino, bool xattr, const void *in_buf,
-		   size_t in_bufsz)
+static void xf_set(fuse_req_t req, fuse_ino_t ino, bool xattr, const void *in_buf, size_t in_bufsz)
 {
 	uint32_t flags = 0;
 	int r = in_bufsz < (xattr ? sizeof(struct fsxattr) : sizeof(flags)) ? -EINVAL : 0;

@@ -14,7 +14,7 @@
 #include <stddef.h>
 
 /* The seconds the epoch bits reach: 2^34 from -2^31. */
-#define ITIME_EXTRA_MAX	((INT64_C(1) << 34) - 1 + INT32_MIN)
+#define ITIME_EXTRA_MAX ((INT64_C(1) << 34) - 1 + INT32_MIN)
 
 int64_t ino_time_decode(cm_le32_t sec, const cm_le32_t *extra, uint32_t *ret_ns)
 {
@@ -44,8 +44,7 @@ void ino_time_truncate(const ino_fs *fs, int64_t *sec, uint32_t *ns)
 {
 	int64_t max = INT32_MAX;
 
-	if (fs->geom.inode_size >= offsetof(struct ext3_inode, i_atime_extra) +
-					   sizeof(cm_le32_t))
+	if (fs->geom.inode_size >= offsetof(struct ext3_inode, i_atime_extra) + sizeof(cm_le32_t))
 		max = ITIME_EXTRA_MAX;
 	else
 		*ns = 0;
