@@ -154,12 +154,12 @@ static int ino_setattr_check(const ino_creds *c, const cm_fs_req *rq, const ino_
 	uint32_t f = rq->flags;
 	bool root = ino_capable(c), owner = c->uid == in->uid;
 
-	/* notify_change: nothing set on an immutable or append-only inode,
-	 * but an append-only one's times may move to now */
+	/* ext4_setattr: nothing changes on an immutable inode (not even
+	 * ctime alone); on an append-only one only the times, to now */
+	if (f && ino_flags_may_write(in, true) < 0)
+		return -EPERM;
 	if ((f & (CM_FS_SET_MODE | CM_FS_SET_UID | CM_FS_SET_GID | CM_FS_SET_SIZE |
 		  CM_FS_SET_ATIME | CM_FS_SET_MTIME)) && ino_flags_may_change(in) < 0)
-		return -EPERM;
-	if ((f & (CM_FS_SET_ATIME_NOW | CM_FS_SET_MTIME_NOW)) && ino_flags_may_write(in, true) < 0)
 		return -EPERM;
 	if ((f & CM_FS_SET_UID) && !root && !(owner && rq->uid == in->uid))
 		return -EPERM;

@@ -104,6 +104,7 @@ for p in ("i", "a"):
     show(p + " read", lambda: open(p).read())
     show(p + " truncate", lambda: os.truncate(p, 1))
     show(p + " chmod", lambda: os.chmod(p, 0o600)); show(p + " chown", lambda: os.chown(p, 1, 1))
+    show(p + " chown none", lambda: os.chown(p, -1, -1))
     show(p + " utime set", lambda: os.utime(p, (1, 1))); show(p + " utime now", lambda: os.utime(p))
     show(p + " link", lambda: os.link(p, p + "2")); show(p + " rename", lambda: os.rename(p, p + "3"))
     show(p + " unlink", lambda: os.unlink(p))
