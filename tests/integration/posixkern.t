@@ -94,6 +94,7 @@ for n in ("i", "a", "u", "x"):
     open(n, "w").write("data")
 os.mkdir("di"); os.mkdir("da"); open("di/f", "w").close(); open("da/f", "w").close()
 os.chown("u", 1000, 1000); os.setxattr("i", "user.k", b"v")
+os.utime("i", (1000000000, 1000000000))
 show("set i", lambda: setf("i", I)); show("set a", lambda: setf("a", A))
 show("set di", lambda: setf("di", I)); show("set da", lambda: setf("da", A))
 print("get", getf("i"), getf("a"), getf("di"), getf("da"), getf("x"))
@@ -111,6 +112,7 @@ for p in ("i", "a"):
     show(p + " setxattr", lambda: os.setxattr(p, "user.k", b"w"))
     show(p + " removexattr", lambda: os.removexattr(p, "user.k"))
     print(p, os.stat(p).st_size, open(p).read())
+print("i atime after a read", "moved" if os.stat("i").st_atime > 1000000000 else "kept")
 for d in ("di", "da"):
     show(d + " create", lambda: open(d + "/new", "w").close())
     show(d + " mkdir", lambda: os.mkdir(d + "/sub"))
