@@ -32,6 +32,8 @@ static const struct cli_cmd {
 	{"getfattr", cli_getfattr, "getfattr PATH [NAME]  list extended attributes, or print one"},
 	{"setfattr", cli_setfattr, "setfattr PATH NAME VALUE  set an extended attribute"},
 	{"rmfattr", cli_rmfattr, "rmfattr PATH NAME  remove an extended attribute"},
+	{"fiemap", cli_inode, "fiemap PATH       a file's extents (FIEMAP, as filefrag -v)"},
+	{"flags", cli_inode, "flags PATH [HEX]  a file's inode flags (lsattr), or set them"},
 };
 
 int cli_fail(const char *what, int err)

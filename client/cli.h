@@ -31,6 +31,8 @@ int cli_chown(cli_ctx *c, int argc, char **argv);
 int cli_truncate(cli_ctx *c, int argc, char **argv);
 int cli_sync(cli_ctx *c, int argc, char **argv);
 int cli_getfattr(cli_ctx *c, int argc, char **argv);
+/* cmd_inode.c: fiemap and flags, told apart by argv[0] */
+int cli_inode(cli_ctx *c, int argc, char **argv);
 int cli_setfattr(cli_ctx *c, int argc, char **argv);
 int cli_rmfattr(cli_ctx *c, int argc, char **argv);
 

@@ -59,6 +59,7 @@ typedef struct ext3d_attr {
 	uint32_t blksize;
 	int64_t atime, mtime, ctime; /* seconds since the epoch */
 	uint32_t atime_ns, mtime_ns, ctime_ns; /* 0 on 128-byte inodes */
+	uint32_t flags;    /* the inode flags, as FS_IOC_GETFLAGS gives them (FS_*_FL) */
 } ext3d_attr;
 
 /* d_type values are DT_* of <dirent.h>. */
@@ -110,6 +111,20 @@ ssize_t ext3d_read_ino(ext3d *fs, uint64_t ino, void *buf, size_t len, uint64_t 
  * hole); -ENXIO for off at or past the end or no data after it, -EINVAL
  * for another whence or file type. */
 int64_t ext3d_lseek_ino(ext3d *fs, uint64_t ino, uint64_t off, int whence);
+/* FIEMAP (FS_IOC_FIEMAP, filefrag) of a regular file or directory ino:
+ * the extents of [start, start + len) into ext[0..max), as the kernel's
+ * ext3 reports them (bytes; flags FIEMAP_EXTENT_MERGED, and
+ * FIEMAP_EXTENT_LAST on the last one when all fitted). Returns how many
+ * were placed, or with max 0 how many there are; flags 0 or
+ * FIEMAP_FLAG_SYNC (-EBADR for others); -EOPNOTSUPP on other types. At
+ * most EXT3D_FIEMAP_MAX extents a call: go on from the last one's end. */
+typedef struct ext3d_extent {
+	uint64_t logical, physical, length;
+	uint32_t flags;
+} ext3d_extent;
+#define EXT3D_FIEMAP_MAX 32768
+int ext3d_fiemap_ino(ext3d *fs, uint64_t ino, uint64_t start, uint64_t len, unsigned flags,
+		     ext3d_extent *ext, unsigned max);
 /* The target's length; the target is copied (not NUL-terminated) up to len. */
 ssize_t ext3d_readlink_ino(ext3d *fs, uint64_t ino, char *buf, size_t len);
 /* mask: R_OK, W_OK, X_OK of <unistd.h>, or-ed. */
@@ -138,9 +153,13 @@ int ext3d_link_ino(ext3d *fs, uint64_t ino, uint64_t newdir, const char *name, e
 int ext3d_unlink_ino(ext3d *fs, uint64_t dir, const char *name);
 int ext3d_rmdir_ino(ext3d *fs, uint64_t dir, const char *name);
 /* flags: 0, EXT3D_RENAME_NOREPLACE or EXT3D_RENAME_EXCHANGE (both names
- * must exist; they swap, in one transaction), as renameat2's. */
+ * must exist; they swap, in one transaction), as renameat2's; and
+ * EXT3D_RENAME_WHITEOUT (not with EXCHANGE; root only, -EPERM): the old
+ * name then names a whiteout, a character device 0:0 of mode 0, made in
+ * the same transaction, as overlayfs asks of its upper file system. */
 #define EXT3D_RENAME_NOREPLACE 0x1u
 #define EXT3D_RENAME_EXCHANGE 0x2u
+#define EXT3D_RENAME_WHITEOUT 0x4u
 int ext3d_rename_ino(ext3d *fs, uint64_t olddir, const char *oldname, uint64_t newdir,
 		     const char *newname, unsigned flags);
 /* Bytes written; flags EXT3D_WRITE_APPEND (at the end of the file, off
@@ -175,6 +194,18 @@ typedef struct ext3d_setattr {
 } ext3d_setattr;
 int ext3d_setattr_ino(ext3d *fs, uint64_t ino, const ext3d_setattr *set, unsigned valid,
 		      ext3d_attr *ret);
+/* FS_IOC_SETFLAGS (chattr) on ino: flags are FS_*_FL (ext3d_attr.flags
+ * has the current ones). As the kernel's ext3: the owner (or root) may,
+ * only root may set or clear FS_IMMUTABLE_FL and FS_APPEND_FL (and
+ * FS_JOURNAL_DATA_FL), an immutable inode keeps its other flags (-EPERM);
+ * a flag ext3 does not know, or one the file type cannot take, is
+ * -EOPNOTSUPP. An immutable inode is then written, truncated, linked,
+ * removed, renamed and changed by nobody (-EPERM), an append-only one
+ * only written at its end (opened with O_APPEND) and its times moved to
+ * now. */
+int ext3d_setflags_ino(ext3d *fs, uint64_t ino, uint32_t flags, ext3d_attr *ret);
+/* The same by path (symlinks followed); ext3d_stat's flags read them. */
+int ext3d_setflags(ext3d *fs, const char *path, uint32_t flags);
 /* fallocate(2) on ino: mode FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE
  * frees the blocks of [off, off + len) and zeroes the partial blocks at
  * its ends (the size stays); every other mode is -EOPNOTSUPP, as the

@@ -274,7 +274,7 @@ struct ext3_inode {
 	cm_le32_t i_osd2_reserved;		/* 0x7C */
 	/* Large inodes only, each field present when i_extra_isize covers it
 	 * (EXT3_INODE_FITS). The *_extra times: epoch bits 0-1, nanoseconds
-	 * << 2, as ext4 encodes them. */
+	 * << 2, as ext4 encodes them (inode-svc/ext3fs/itime.c). */
 	cm_le16_t i_extra_isize;		/* 0x80 */
 	cm_le16_t i_pad1;			/* 0x82 */
 	cm_le32_t i_ctime_extra;		/* 0x84 */
@@ -289,6 +289,7 @@ struct ext3_inode {
 	(offsetof(struct ext3_inode, f) + sizeof(((struct ext3_inode *)0)->f) <= \
 	 EXT3_GOOD_OLD_INODE_SIZE + (size_t)(extra))
 #define EXT3_EXTRA_NSEC_SHIFT	2	/* *_extra: nanoseconds << 2 */
+#define EXT3_EXTRA_EPOCH_MASK	3u	/* *_extra: epochs of 2^32 s */
 
 _Static_assert(sizeof(struct ext3_inode) == EXT3_GOOD_OLD_INODE_SIZE + 24,
 	       "ext3 inode is 128 bytes + the large-inode fields up to i_crtime_extra");

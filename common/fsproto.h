@@ -61,7 +61,19 @@ enum cm_fs_op {
 	CM_FS_SETXATTR = 20,    /* ino, name, value (length bytes), flags CM_FS_XATTR_* -> attr */
 	CM_FS_LISTXATTR = 21,   /* ino, length = room -> length = list size, NUL-ended names */
 	CM_FS_REMOVEXATTR = 22, /* ino, name -> attr */
+	CM_FS_SETFLAGS = 25,    /* ino, flags = the inode flags (FS_IOC_SETFLAGS's FS_*_FL)
+				 * -> attr (attr.iflags: FS_IOC_GETFLAGS's answer) */
+	CM_FS_FIEMAP = 26,      /* ino, offset = start, range = length (bytes), flags =
+				 * FIEMAP_FLAG_*, length = room -> cm_fs_extent records,
+				 * count = how many placed (with room 0: how many there are) */
 };
+
+/* A FIEMAP extent (struct fiemap_extent's fields): bytes, FIEMAP_EXTENT_*. */
+typedef struct cm_fs_extent {
+	uint64_t logical, physical, length;
+	uint32_t flags;
+	uint32_t reserved;
+} cm_fs_extent;
 
 /* lseek: whence, Linux's values */
 #define CM_FS_SEEK_DATA 3u
@@ -80,6 +92,9 @@ enum cm_fs_op {
 #define CM_FS_RENAME_NOREPLACE 0x1u
 /* rename: both names exist and swap (renameat2's EXCHANGE), one transaction */
 #define CM_FS_RENAME_EXCHANGE 0x2u
+/* rename: the old name then names a new whiteout, a character device 0:0
+ * of mode 0 (renameat2's WHITEOUT, for overlayfs); root or checked creds */
+#define CM_FS_RENAME_WHITEOUT 0x4u
 
 /* write: at the end of the file, whatever offset says (O_APPEND) */
 #define CM_FS_WRITE_APPEND 0x1u
@@ -134,7 +149,7 @@ typedef struct cm_fs_attr {
 	uint32_t blksize;
 	uint32_t generation;
 	uint32_t atime_ns, mtime_ns, ctime_ns; /* 0 on 128-byte inodes */
-	uint32_t reserved;
+	uint32_t iflags;       /* the inode flags lsattr shows (FS_*_FL) */
 } cm_fs_attr;
 
 typedef struct cm_fs_req {

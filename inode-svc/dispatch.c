@@ -246,6 +246,8 @@ static const struct {
 	[CM_FS_LISTXATTR] = {ino_h_listxattr, "listxattr", true, true},
 	[CM_FS_REMOVEXATTR] = {ino_h_removexattr, "removexattr", true, false},
 	[CM_FS_LSEEK] = {ino_h_lseek, "lseek", true, true},
+	[CM_FS_SETFLAGS] = {ino_h_setflags, "setflags", true, false},
+	[CM_FS_FIEMAP] = {ino_h_fiemap, "fiemap", true, true},
 };
 
 /* The caller's credentials: the peer's, or those it passes if privileged. */

@@ -53,6 +53,7 @@ void ino_attr_fill(ino_svc *s, const ino_inode *in, cm_fs_attr *a)
 	a->atime_ns = in->atime_ns;
 	a->mtime_ns = in->mtime_ns;
 	a->ctime_ns = in->ctime_ns;
+	a->iflags = ino_flags_visible(in);
 	a->mode = in->mode;
 	a->nlink = in->links;
 	a->uid = in->uid;

@@ -94,7 +94,9 @@ bool ino_owner(const ino_inode *in, const ino_creds *c);
 /* Root, or creds a privileged peer has checked (CM_FS_CREDS_CHECKED):
  * what the kernel's capable(CAP_FOWNER / CAP_FSETID) lets through. */
 bool ino_capable(const ino_creds *c);
-/* The sticky bit: may c remove or replace victim in dir? -EPERM. */
+/* may_delete's -EPERM: may c remove or replace victim in dir? Not from
+ * an append-only dir, not an immutable or append-only victim, and in a
+ * sticky dir only as the owner of either. */
 int ino_perm_sticky(const ino_inode *dir, const ino_inode *victim, const ino_creds *c);
 /* vfs_mknod: a character or block device (but a whiteout, char 0:0)
  * needs CAP_MKNOD, here root or checked creds. 0 or -EPERM. */
@@ -107,6 +109,11 @@ int ino_perm_link(const ino_inode *in, const ino_creds *c);
 /* Called once at start, before the sandbox: the filesystem whose ACLs
  * ino_perm consults, and fs.protected_hardlinks. */
 void ino_perm_setup(ino_fs *fs);
+
+/* ---- ops_ns.c ---- */
+/* The owner of a new inode as inode_init_owner gives it: a set-group-ID
+ * directory passes on its group (and, to directories, the bit). */
+void ino_create_owner(const ino_creds *c, const ino_inode *dir, uint16_t *mode, uint32_t *gid);
 
 /* ---- ops_xattr.c: ACLs in other operations ---- */
 /* A new inode's ACLs, from its directory's default ACL. */
@@ -126,13 +133,27 @@ int ino_acl_store_new(ino_svc *s, ino_txn *t, ino_inode *in, const ino_newacl *n
  * INO_CRED_XATTR credits). */
 int ino_acl_follow_mode(ino_svc *s, ino_txn *t, ino_inode *in);
 
+/* ---- ops_flags.c: inode flags, immutable and append-only ---- */
+/* in's flags as FS_IOC_GETFLAGS shows them (ext4's user-visible set). */
+uint32_t ino_flags_visible(const ino_inode *in);
+/* The flags a new inode of mode takes from dir (__ext4_new_inode). */
+uint32_t ino_flags_inherit(const ino_inode *dir, uint16_t mode);
+/* Mode, owner, times set, truncation, a link: -EPERM if in is immutable
+ * or append-only. */
+int ino_flags_may_change(const ino_inode *in);
+/* A write (at_end: O_APPEND's): -EPERM if in is immutable, or
+ * append-only and the write is not at its end. */
+int ino_flags_may_write(const ino_inode *in, bool at_end);
+
 /* ---- ops_atime.c ---- */
 /* setattr's CM_FS_SET_ATIME_ACCESS: a read's access time, as relatime. */
 int ino_setattr_access(ino_svc *s, const ino_creds *c, uint64_t ino, cm_fs_resp *rs);
 
-/* ---- the handlers (ops_ns.c, ops_rm.c, ops_rename.c, ops_data.c, ops_xattr.c, ops_seek.c) ---- */
+/* ---- the handlers (ops_ns.c, ops_rm.c, ops_rename.c, ops_data.c, ops_xattr.c, ops_seek.c,
+ * ops_flags.c, ops_fiemap.c) ---- */
 ino_handler ino_h_mknod, ino_h_symlink, ino_h_link, ino_h_unlink, ino_h_rmdir, ino_h_rename,
 	ino_h_write, ino_h_setattr, ino_h_fallocate, ino_h_fsync, ino_h_sync, ino_h_getxattr,
-	ino_h_setxattr, ino_h_listxattr, ino_h_removexattr, ino_h_lseek;
+	ino_h_setxattr, ino_h_listxattr, ino_h_removexattr, ino_h_lseek, ino_h_setflags,
+	ino_h_fiemap;
 
 #endif

@@ -4,14 +4,15 @@
  * relatime_need_update says so (atime not later than mtime, or than
  * ctime, or a day old), and nothing else moves (inode_update_time with
  * S_ATIME: not ctime). ext3d-fuse asks after each read, readdir and
- * readlink, which the FUSE module does not time itself (S_NOATIME). */
+ * readlink, which the FUSE module does not time itself (S_NOATIME). An
+ * inode with the noatime flag (chattr +A) keeps its atime. */
 #include "internal.h"
 #include "ops.h"
 #include "relatime.h"
 
 static bool ino_atime_due(const ino_inode *in)
 {
-	return cm_relatime_due(in->atime, in->atime_ns, in->mtime, in->mtime_ns, in->ctime,
+	return !(in->flags & EXT3_NOATIME_FL) && cm_relatime_due(in->atime, in->atime_ns, in->mtime, in->mtime_ns, in->ctime,
 			       in->ctime_ns);
 }
 
@@ -30,7 +31,7 @@ int ino_setattr_access(ino_svc *s, const ino_creds *c, uint64_t ino, cm_fs_resp 
 	if (r == 0 && ino_atime_due(&in) && (r = ino_txn_start(s, c, INO_CRED_INODE, &t)) == 0) {
 		struct timespec now = ino_txn_now(t);
 
-		in.atime = (uint32_t)now.tv_sec;
+		in.atime = now.tv_sec;
 		in.atime_ns = EXT3_INODE_FITS(in.extra_isize, i_atime_extra) ? (uint32_t)now.tv_nsec : 0;
 		r = ino_inode_write(s->fs, t, &in);
 		int st = ino_op_stop(t, &ino32, 1, false);

@@ -131,6 +131,8 @@ int ino_h_write(ino_session *ss, const ino_creds *c, const cm_fs_req *rq, cm_fs_
 	r = ino_data_read(s, c, rq->ino, -EINVAL, &in);
 	if (r == 0 && (rq->flags & CM_FS_WRITE_APPEND))
 		off = in.size;
+	if (r == 0)
+		r = ino_flags_may_write(&in, off == in.size);
 	if (r == 0 && rq->length && off >= ino_fs_max_size(s->fs))
 		r = -EFBIG;
 	if (r == 0 && (int64_t)off < 0)
@@ -152,6 +154,13 @@ static int ino_setattr_check(const ino_creds *c, const cm_fs_req *rq, const ino_
 	uint32_t f = rq->flags;
 	bool root = ino_capable(c), owner = c->uid == in->uid;
 
+	/* ext4_setattr: nothing changes on an immutable inode (not even
+	 * ctime alone); on an append-only one only the times, to now */
+	if (f && ino_flags_may_write(in, true) < 0)
+		return -EPERM;
+	if ((f & (CM_FS_SET_MODE | CM_FS_SET_UID | CM_FS_SET_GID | CM_FS_SET_SIZE |
+		  CM_FS_SET_ATIME | CM_FS_SET_MTIME)) && ino_flags_may_change(in) < 0)
+		return -EPERM;
 	if ((f & CM_FS_SET_UID) && !root && !(owner && rq->uid == in->uid))
 		return -EPERM;
 	if ((f & CM_FS_SET_GID) && !root &&
@@ -175,17 +184,19 @@ static int ino_setattr_check(const ino_creds *c, const cm_fs_req *rq, const ino_
 	return 0;
 }
 
-/* Sets a time from the request or the transaction's clock. */
-static void ino_set_time(ino_txn *t, const ino_inode *in, bool now, int64_t sec, uint32_t ns,
-			 uint32_t *ret_sec, uint32_t *ret_ns)
+/* Sets a time from the request (as the fs can hold it) or the
+ * transaction's clock. */
+static void ino_set_time(ino_svc *s, ino_txn *t, const ino_inode *in, bool now, int64_t sec,
+			 uint32_t ns, int64_t *ret_sec, uint32_t *ret_ns)
 {
 	struct timespec ts = ino_txn_now(t);
 
 	if (!now) {
+		ino_time_truncate(s->fs, &sec, &ns);
 		ts.tv_sec = sec;
-		ts.tv_nsec = ns < 1000000000u ? ns : 0;
+		ts.tv_nsec = ns;
 	}
-	*ret_sec = (uint32_t)ts.tv_sec;
+	*ret_sec = ts.tv_sec;
 	*ret_ns = EXT3_INODE_FITS(in->extra_isize, i_atime_extra) ? (uint32_t)ts.tv_nsec : 0;
 }
 
@@ -222,10 +233,10 @@ static int ino_setattr_txn(ino_svc *s, const ino_creds *c, ino_txn *t, const cm_
 	if (f & CM_FS_SET_GID)
 		in->gid = rq->gid;
 	if (f & (CM_FS_SET_ATIME | CM_FS_SET_ATIME_NOW))
-		ino_set_time(t, in, f & CM_FS_SET_ATIME_NOW, rq->atime, rq->atime_ns, &in->atime,
+		ino_set_time(s, t, in, f & CM_FS_SET_ATIME_NOW, rq->atime, rq->atime_ns, &in->atime,
 			     &in->atime_ns);
 	if (f & (CM_FS_SET_MTIME | CM_FS_SET_MTIME_NOW))
-		ino_set_time(t, in, f & CM_FS_SET_MTIME_NOW, rq->mtime, rq->mtime_ns, &in->mtime,
+		ino_set_time(s, t, in, f & CM_FS_SET_MTIME_NOW, rq->mtime, rq->mtime_ns, &in->mtime,
 			     &in->mtime_ns);
 	ino_inode_touch(t, in, false);
 	if (f & CM_FS_SET_MODE) {
@@ -299,6 +310,8 @@ int ino_h_fallocate(ino_session *ss, const ino_creds *c, const cm_fs_req *rq, cm
 		return -EROFS;
 	ino_ilock(&ls, &ino, 1);
 	r = ino_data_read(s, c, rq->ino, -ENODEV, &in);
+	if (r == 0)
+		r = ino_flags_may_change(&in); /* vfs_fallocate: a punch is no append */
 	if (r == 0 && rq->offset + rq->range < rq->offset)
 		r = -EFBIG;
 	if (r == 0) {

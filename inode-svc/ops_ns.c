@@ -87,10 +87,7 @@ static int ino_create_fill(ino_svc *s, ino_txn *t, const struct ino_new *nw, uin
 	}
 }
 
-/* The owner of a new inode as inode_init_owner gives it: a set-group-ID
- * directory passes on its group (and, to directories, the bit). */
-static void ino_create_owner(const ino_creds *c, const ino_inode *dir, uint16_t *mode,
-			     uint32_t *gid)
+void ino_create_owner(const ino_creds *c, const ino_inode *dir, uint16_t *mode, uint32_t *gid)
 {
 	*gid = c->gid;
 	if (!(dir->mode & S_ISGID))
@@ -120,6 +117,7 @@ static int ino_create_txn(ino_svc *s, const ino_creds *c, ino_txn *t, ino_inode 
 		(void)ino_txn_free_inode(t, ino, mode);
 		return r;
 	}
+	in->flags = ino_flags_inherit(dir, mode);
 	r = ino_create_fill(s, t, nw, dir->ino, in);
 	if (r == 0)
 		r = ino_inode_write(s->fs, t, in);
@@ -253,6 +251,8 @@ int ino_h_link(ino_session *ss, const ino_creds *c, const cm_fs_req *rq, cm_fs_r
 		r = ino_op_read(s, rq->ino, &in);
 		if (r == 0)
 			r = ino_create_check(s, c, rq, rq->ino2, &in, &dir);
+		if (r == 0)
+			r = ino_flags_may_change(&in); /* vfs_link */
 		if (r == 0 && S_ISDIR(in.mode))
 			r = -EPERM;
 		if (r == 0 && in.links == 0)

@@ -10,6 +10,8 @@
  * holds, so no chain changes meanwhile), nor may the target be above the
  * source (ENOTEMPTY, as the kernel says it). Types must agree: a directory
  * replaces only a directory (ENOTDIR), a file only a file (EISDIR).
+ * With WHITEOUT (overlayfs's renameat2 flag) the old name is not removed
+ * but made to name a new whiteout inode, in the same transaction.
  */
 #include <errno.h>
 #include <string.h>
@@ -28,6 +30,7 @@ struct ino_rn {
 	uint32_t odirino, ndirino;
 	ino_inode odir, ndir, src, tgt; /* ndir unused when the directories are one */
 	uint32_t srcino, tgtino;        /* tgtino 0: the new name is free */
+	bool whiteout;                  /* the old name then names a new whiteout */
 };
 
 /* Reads both directories and looks both names up. */
@@ -220,8 +223,38 @@ static int ino_rn_txn_exchange(ino_svc *s, ino_txn *t, struct ino_rn *x)
 	return r;
 }
 
+/* RENAME_WHITEOUT: the old name points at a new whiteout inode (a
+ * character device 0:0, mode 0, owned as a create by c would be), as
+ * ext4_whiteout_for_rename makes it; it is freed again if that fails. */
+static int ino_rn_whiteout(ino_svc *s, const ino_creds *c, ino_txn *t, struct ino_rn *x)
+{
+	uint16_t mode = S_IFCHR;
+	ino_inode wh;
+	uint32_t ino, gid;
+	int r = ino_txn_alloc_inode(t, x->odirino, mode, &ino);
+
+	if (r < 0)
+		return r;
+	ino_create_owner(c, &x->odir, &mode, &gid);
+	r = ino_inode_new(s->fs, t, ino, mode, c->uid, gid, &wh);
+	if (r < 0) {
+		(void)ino_txn_free_inode(t, ino, mode);
+		return r;
+	}
+	wh.flags = ino_flags_inherit(&x->odir, mode);
+	wh.links = 1;
+	r = ino_inode_write(s->fs, t, &wh);
+	if (r == 0)
+		r = ino_dir_retarget(s->fs, t, &x->odir, x->oname, x->olen, ino, mode);
+	if (r < 0) {
+		wh.links = 0;
+		(void)ino_inode_delete(s->fs, t, &wh);
+	}
+	return r;
+}
+
 /* The transaction's changes. */
-static int ino_rn_txn(ino_svc *s, ino_txn *t, struct ino_rn *x)
+static int ino_rn_txn(ino_svc *s, const ino_creds *c, ino_txn *t, struct ino_rn *x)
 {
 	bool cross = x->odirino != x->ndirino, sdir = S_ISDIR(x->src.mode);
 	ino_inode *nd = cross ? &x->ndir : &x->odir;
@@ -232,7 +265,9 @@ static int ino_rn_txn(ino_svc *s, ino_txn *t, struct ino_rn *x)
 		r = ino_dir_retarget(s->fs, t, nd, x->nname, x->nlen, x->srcino, x->src.mode);
 	else
 		r = ino_dir_add(s->fs, t, nd, x->nname, x->nlen, x->srcino, x->src.mode);
-	if (r == 0)
+	if (r == 0 && x->whiteout)
+		r = ino_rn_whiteout(s, c, t, x);
+	else if (r == 0)
 		r = ino_dir_remove(s->fs, t, &x->odir, x->oname, x->olen, &gone);
 	if (r == 0 && sdir && cross) {
 		r = ino_dir_set_parent(s->fs, t, &x->src, x->ndirino);
@@ -270,9 +305,12 @@ int ino_h_rename(ino_session *ss, const ino_creds *c, const cm_fs_req *rq, cm_fs
 	int r, rn, retries = 0;
 
 	(void)rs;
-	if ((rq->flags & ~(CM_FS_RENAME_NOREPLACE | CM_FS_RENAME_EXCHANGE)) ||
-	    rq->flags == (CM_FS_RENAME_NOREPLACE | CM_FS_RENAME_EXCHANGE))
+	if ((rq->flags & ~(CM_FS_RENAME_NOREPLACE | CM_FS_RENAME_EXCHANGE | CM_FS_RENAME_WHITEOUT)) ||
+	    (exchange && (rq->flags & ~CM_FS_RENAME_EXCHANGE)))
 		return -EINVAL;
+	x.whiteout = rq->flags & CM_FS_RENAME_WHITEOUT;
+	if (x.whiteout && !ino_capable(c))
+		return -EPERM; /* do_renameat2: CAP_MKNOD */
 	r = ino_grant_check(ss, rq->ino2);
 	if (r < 0)
 		return r;
@@ -296,10 +334,11 @@ int ino_h_rename(ino_session *ss, const ino_creds *c, const cm_fs_req *rq, cm_fs
 			break;
 		r = exchange ? ino_rn_check_exchange(s, c, &x) : ino_rn_check(s, c, &x, rq->flags);
 		if (r == 0)
-			r = ino_txn_start(s, c, INO_CRED_RENAME + 2 * INO_CRED_INODE, &t);
+			r = ino_txn_start(s, c, INO_CRED_RENAME + 2 * INO_CRED_INODE + INO_CRED_IALLOC,
+					  &t);
 		if (r == 0) {
 			uint32_t inos[4] = {x.odirino, x.ndirino, x.srcino, x.tgtino};
-			r = exchange ? ino_rn_txn_exchange(s, t, &x) : ino_rn_txn(s, t, &x);
+			r = exchange ? ino_rn_txn_exchange(s, t, &x) : ino_rn_txn(s, c, t, &x);
 			int st = ino_op_stop(t, inos, 4, true);
 			r = r < 0 ? r : st;
 		}

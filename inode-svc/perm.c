@@ -86,6 +86,10 @@ int ino_perm(const ino_inode *in, const ino_creds *c, int mask)
 {
 	unsigned mode = in->mode, bits;
 
+	/* Nobody writes an immutable inode (inode_permission), checked
+	 * callers neither: FUSE inodes carry no S_IMMUTABLE. */
+	if ((mask & 2) && (in->flags & EXT3_IMMUTABLE_FL))
+		return -EPERM;
 	if (c->checked)
 		return 0;
 	if (c->uid == 0) {
@@ -123,6 +127,8 @@ bool ino_capable(const ino_creds *c)
 
 int ino_perm_sticky(const ino_inode *dir, const ino_inode *victim, const ino_creds *c)
 {
+	if ((dir->flags & EXT3_APPEND_FL) || ino_flags_may_change(victim) < 0)
+		return -EPERM;
 	if (!(dir->mode & S_ISVTX) || ino_capable(c) || c->uid == dir->uid || c->uid == victim->uid)
 		return 0;
 	return -EPERM;

@@ -27,6 +27,9 @@ void xf_init(void *userdata, struct fuse_conn_info *conn)
 		conn->want |= FUSE_CAP_POSIX_ACL;
 	if (conn->capable & FUSE_CAP_READDIRPLUS)
 		conn->want |= FUSE_CAP_READDIRPLUS;
+	/* lsattr and chattr on directories too (ops_ioctl.c) */
+	if (conn->capable & FUSE_CAP_IOCTL_DIR)
+		conn->want |= FUSE_CAP_IOCTL_DIR;
 	/* Lookups and readdirs in one directory run at the same time, as
 	 * inode-svc serves them (the kernel serialises them otherwise). */
 	if (conn->capable & FUSE_CAP_PARALLEL_DIROPS)
@@ -71,6 +74,7 @@ const struct fuse_lowlevel_ops xf_ops = {
 	.create = xf_create,
 	.fallocate = xf_fallocate,
 	.lseek = xf_lseek,
+	.ioctl = xf_ioctl,
 	.readdirplus = xf_readdirplus,
 	.copy_file_range = xf_copy_file_range,
 	.getxattr = xf_getxattr,

@@ -16,6 +16,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "iflags.h"
 #include "xfuse.h"
 
 #define XF_COPY_CHUNK (1u << 20)
@@ -44,6 +45,8 @@ void xf_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 
 	if (r == 0 && S_ISDIR(a.mode))
 		r = -EISDIR;
+	if (r == 0)
+		r = cm_iflags_may_open(a.flags, fi->flags);
 	if (r == 0)
 		r = xf_file_new(fi->flags, fi);
 	if (r < 0) {
@@ -81,6 +84,8 @@ static int xf_create_existing(fuse_req_t req, fuse_ino_t parent, const char *nam
 	if (r == 0)
 		r = ext3d_access_ino(x->fs, a->ino, mask);
 	xf_creds_end(req);
+	if (r == 0)
+		r = cm_iflags_may_open(a->flags, flags);
 	if (r == 0 && (flags & O_TRUNC))
 		r = ext3d_setattr_ino(x->fs, a->ino, &zero, EXT3D_SET_SIZE, a);
 	if (r < 0)

@@ -1,8 +1,8 @@
 /* ops_ns.c - the namespace: lookup and forget (the kernel's lookup counts
  * are inode-svc's grants), readlink, and the calls that make or remove
  * names: mknod, mkdir, symlink (as the caller: creds.c), link, unlink,
- * rmdir, rename (RENAME_NOREPLACE, RENAME_EXCHANGE). Each change is one
- * libext3d call, one transaction. */
+ * rmdir, rename (RENAME_NOREPLACE, RENAME_EXCHANGE, RENAME_WHITEOUT).
+ * Each change is one libext3d call, one transaction. */
 #include <errno.h>
 #include <linux/fs.h>
 #include <string.h>
@@ -127,14 +127,16 @@ void xf_rename(fuse_req_t req, fuse_ino_t parent, const char *name, fuse_ino_t n
 	unsigned f = 0;
 	int r;
 
-	if (flags & ~(unsigned)(RENAME_NOREPLACE | RENAME_EXCHANGE)) {
-		fuse_reply_err(req, EINVAL); /* RENAME_WHITEOUT: ext3 has no whiteouts */
+	if (flags & ~(unsigned)(RENAME_NOREPLACE | RENAME_EXCHANGE | RENAME_WHITEOUT)) {
+		fuse_reply_err(req, EINVAL);
 		return;
 	}
 	if (flags & RENAME_NOREPLACE)
 		f |= EXT3D_RENAME_NOREPLACE;
 	if (flags & RENAME_EXCHANGE)
 		f |= EXT3D_RENAME_EXCHANGE;
+	if (flags & RENAME_WHITEOUT)
+		f |= EXT3D_RENAME_WHITEOUT; /* the kernel checked CAP_MKNOD */
 	r = xf_creds_checked(req);
 	if (r == 0)
 		r = ext3d_rename_ino(xf_of(req)->fs, xf_ino(parent), name, xf_ino(newparent),

@@ -167,6 +167,9 @@ void xf_write(fuse_req_t req, fuse_ino_t ino, const char *buf, size_t size, off_
 	      struct fuse_file_info *fi);
 void xf_release(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi);
 void xf_fsync(fuse_req_t req, fuse_ino_t ino, int datasync, struct fuse_file_info *fi);
+void xf_ioctl(fuse_req_t req, fuse_ino_t ino, unsigned int cmd, void *arg,
+	      struct fuse_file_info *fi, unsigned flags, const void *in_buf, size_t in_bufsz,
+	      size_t out_bufsz);
 void xf_fallocate(fuse_req_t req, fuse_ino_t ino, int mode, off_t offset, off_t length,
 		  struct fuse_file_info *fi);
 void xf_lseek(fuse_req_t req, fuse_ino_t ino, off_t off, int whence, struct fuse_file_info *fi);

@@ -21,6 +21,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "iflags.h"
 #include "internal.h"
 #include "sysctl.h"
 
@@ -157,7 +158,8 @@ static int x3_open_check(ext3d *fs, const ext3d_attr *a, const ext3d_attr *dir, 
 		mask |= R_OK;
 	if (acc == O_WRONLY || acc == O_RDWR || (flags & O_TRUNC))
 		mask |= W_OK;
-	return ext3d_access_ino(fs, a->ino, mask);
+	r = ext3d_access_ino(fs, a->ino, mask);
+	return r < 0 ? r : cm_iflags_may_open(a->flags, flags);
 }
 
 static int x3_open(ext3d *fs, const char *path, int flags, uint32_t mode, ext3d_file **ret)

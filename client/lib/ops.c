@@ -15,6 +15,7 @@ void x3_attr_from(const cm_fs_attr *a, ext3d_attr *ret)
 		.size = a->size, .blocks = a->blocks, .rdev = a->rdev, .blksize = a->blksize,
 		.atime = a->atime, .mtime = a->mtime, .ctime = a->ctime,
 		.atime_ns = a->atime_ns, .mtime_ns = a->mtime_ns, .ctime_ns = a->ctime_ns,
+		.flags = a->iflags,
 	};
 }
 
@@ -116,6 +117,30 @@ int64_t ext3d_lseek_ino(ext3d *fs, uint64_t ino, uint64_t off, int whence)
 	int r = x3_call(fs, &req, &resp, NULL, 0);
 
 	return r < 0 ? r : (int64_t)resp.next;
+}
+
+int ext3d_fiemap_ino(ext3d *fs, uint64_t ino, uint64_t start, uint64_t len, unsigned flags,
+		     ext3d_extent *ext, unsigned max)
+{
+	cm_fs_req req = {.hdr.op = CM_FS_FIEMAP, .ino = ino, .offset = start, .range = len,
+			 .flags = flags};
+	cm_fs_extent *buf = NULL;
+	cm_fs_resp resp;
+	int r;
+
+	_Static_assert(EXT3D_FIEMAP_MAX * sizeof(cm_fs_extent) <= CM_SEG_DATA,
+		       "a call's extents fit the lane's buffer");
+	if (max > EXT3D_FIEMAP_MAX)
+		max = EXT3D_FIEMAP_MAX;
+	req.length = max * (uint32_t)sizeof(cm_fs_extent);
+	if (max && !(buf = malloc(req.length)))
+		return -ENOMEM;
+	r = x3_call(fs, &req, &resp, buf, req.length);
+	for (uint32_t i = 0; r == 0 && max && i < resp.count && i < max; i++)
+		ext[i] = (ext3d_extent){.logical = buf[i].logical, .physical = buf[i].physical,
+					.length = buf[i].length, .flags = buf[i].flags};
+	free(buf);
+	return r < 0 ? r : (int)resp.count;
 }
 
 #define X3_READDIR_BUF (64 * 1024)

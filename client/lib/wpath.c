@@ -319,6 +319,18 @@ static int x3_setattr_path(ext3d *fs, const char *path, const ext3d_setattr *set
 	return r;
 }
 
+int ext3d_setflags(ext3d *fs, const char *path, uint32_t flags)
+{
+	ext3d_attr a;
+	int r = x3_resolve(fs, path, true, &a);
+
+	if (r < 0)
+		return r;
+	r = ext3d_setflags_ino(fs, a.ino, flags, NULL);
+	x3_drop(fs, a.ino);
+	return r;
+}
+
 int ext3d_chmod(ext3d *fs, const char *path, uint32_t mode)
 {
 	ext3d_setattr set = {.mode = mode & 07777};

@@ -113,13 +113,14 @@ int ext3d_rename_ino(ext3d *fs, uint64_t olddir, const char *oldname, uint64_t n
 		return r;
 	if (nl > EXT3D_NAME_MAX)
 		return -ENAMETOOLONG;
-	if ((flags & ~(EXT3D_RENAME_NOREPLACE | EXT3D_RENAME_EXCHANGE)) ||
-	    flags == (EXT3D_RENAME_NOREPLACE | EXT3D_RENAME_EXCHANGE))
+	_Static_assert(EXT3D_RENAME_NOREPLACE == CM_FS_RENAME_NOREPLACE &&
+			       EXT3D_RENAME_EXCHANGE == CM_FS_RENAME_EXCHANGE &&
+			       EXT3D_RENAME_WHITEOUT == CM_FS_RENAME_WHITEOUT,
+		       "ext3d.h's rename flags are fsproto.h's");
+	if ((flags & ~(EXT3D_RENAME_NOREPLACE | EXT3D_RENAME_EXCHANGE | EXT3D_RENAME_WHITEOUT)) ||
+	    ((flags & EXT3D_RENAME_EXCHANGE) && flags != EXT3D_RENAME_EXCHANGE))
 		return -EINVAL;
-	if (flags & EXT3D_RENAME_NOREPLACE)
-		req.flags |= CM_FS_RENAME_NOREPLACE;
-	if (flags & EXT3D_RENAME_EXCHANGE)
-		req.flags |= CM_FS_RENAME_EXCHANGE;
+	req.flags = flags;
 	req.length = (uint32_t)nl;
 	return x3_wcall(fs, &req, newname, nl, NULL);
 }
@@ -187,6 +188,13 @@ int ext3d_setattr_ino(ext3d *fs, uint64_t ino, const ext3d_setattr *set, unsigne
 		       "ext3d.h's setattr bits are fsproto.h's");
 	if (valid & ~0x3ffu)
 		return -EINVAL;
+	return x3_wcall(fs, &req, NULL, 0, ret);
+}
+
+int ext3d_setflags_ino(ext3d *fs, uint64_t ino, uint32_t flags, ext3d_attr *ret)
+{
+	cm_fs_req req = {.hdr.op = CM_FS_SETFLAGS, .ino = ino, .flags = flags};
+
 	return x3_wcall(fs, &req, NULL, 0, ret);
 }
 

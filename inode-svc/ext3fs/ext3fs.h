@@ -94,7 +94,8 @@ typedef struct ino_inode {
 	uint16_t mode;		/* type and permission bits, EXT3_S_IF* */
 	uint32_t uid, gid;	/* low and high halves joined */
 	uint64_t size;		/* i_size_high counts for regular files only */
-	uint32_t atime, ctime, mtime, dtime;
+	int64_t atime, ctime, mtime;	/* seconds, 1901 to 2446 (itime.c) */
+	uint32_t dtime;
 	uint16_t links;
 	uint64_t blocks512;	/* i_blocks: 512-byte units, indirect incl. */
 	uint32_t flags;		/* EXT3_*_FL */
@@ -104,6 +105,12 @@ typedef struct ino_inode {
 	uint32_t atime_ns, ctime_ns, mtime_ns;	/* 0 without room for them */
 	uint16_t extra_isize;	/* i_extra_isize: 0 on 128-byte inodes */
 } ino_inode;
+
+/* A time set from outside, made one fs's inodes hold, as the VFS's
+ * timestamp_truncate: the seconds clamped (from -2^31 to 2^31-1 with
+ * 128-byte inodes, else to 2446: the kernel's s_time_min, s_time_max),
+ * the nanoseconds 0 at either end, on 128-byte inodes and when invalid. */
+void ino_time_truncate(const ino_fs *fs, int64_t *sec, uint32_t *ns);
 
 /*
  * Reads inode `ino`.  Returns 0 and fills *ret, or:

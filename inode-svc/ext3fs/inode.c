@@ -4,8 +4,8 @@
  * An inode is found through fs->itable (checked at mount to lie inside its
  * group), so its bytes are always inside the fs and inside one block: the
  * inode size is a power of two no larger than the block size.  Large
- * inodes add i_extra_isize and the nanoseconds of the three times, each
- * used only when i_extra_isize covers it; an i_extra_isize that does not
+ * inodes add i_extra_isize and the nanoseconds and epochs of the three
+ * times (itime.c), each used only when i_extra_isize covers it; an i_extra_isize that does not
  * fit the inode or is not a multiple of 4 counts as 0.
  * An in-use inode is served only if its i_size fits the largest file the
  * block size allows (fs->max_size): a corrupt size would otherwise read as
@@ -18,13 +18,9 @@
 
 #include "log.h"
 
-/* The nanoseconds of a *_extra time field; an out-of-range value as 0. */
-static uint32_t extra_nsec(cm_le32_t v)
-{
-	uint32_t ns = cm_le32(v) >> EXT3_EXTRA_NSEC_SHIFT;
-
-	return ns < 1000000000u ? ns : 0;
-}
+/* The *_extra field f of raw when i_extra_isize (extra) covers it. */
+#define EXTRA_OR_NULL(raw, extra, f) \
+	(EXT3_INODE_FITS(extra, f) ? &(raw)->f : NULL)
 
 void ino_inode_decode(const struct ext3_inode *raw, uint32_t ino,
 		      ino_inode *ret)
@@ -40,9 +36,6 @@ void ino_inode_decode(const struct ext3_inode *raw, uint32_t ino,
 	/* i_size_high is i_dir_acl on ext3 directories (ext3_iget) */
 	if ((ret->mode & EXT3_S_IFMT) == EXT3_S_IFREG)
 		ret->size |= (uint64_t)cm_le32(raw->i_size_high) << 32;
-	ret->atime = cm_le32(raw->i_atime);
-	ret->ctime = cm_le32(raw->i_ctime);
-	ret->mtime = cm_le32(raw->i_mtime);
 	ret->dtime = cm_le32(raw->i_dtime);
 	ret->links = cm_le16(raw->i_links_count);
 	ret->blocks512 = cm_le32(raw->i_blocks);
@@ -52,12 +45,15 @@ void ino_inode_decode(const struct ext3_inode *raw, uint32_t ino,
 	ret->generation = cm_le32(raw->i_generation);
 	ret->file_acl = cm_le32(raw->i_file_acl);
 	ret->extra_isize = cm_le16(raw->i_extra_isize);
-	if (EXT3_INODE_FITS(ret->extra_isize, i_ctime_extra))
-		ret->ctime_ns = extra_nsec(raw->i_ctime_extra);
-	if (EXT3_INODE_FITS(ret->extra_isize, i_mtime_extra))
-		ret->mtime_ns = extra_nsec(raw->i_mtime_extra);
-	if (EXT3_INODE_FITS(ret->extra_isize, i_atime_extra))
-		ret->atime_ns = extra_nsec(raw->i_atime_extra);
+	ret->atime = ino_time_decode(raw->i_atime,
+				     EXTRA_OR_NULL(raw, ret->extra_isize, i_atime_extra),
+				     &ret->atime_ns);
+	ret->ctime = ino_time_decode(raw->i_ctime,
+				     EXTRA_OR_NULL(raw, ret->extra_isize, i_ctime_extra),
+				     &ret->ctime_ns);
+	ret->mtime = ino_time_decode(raw->i_mtime,
+				     EXTRA_OR_NULL(raw, ret->extra_isize, i_mtime_extra),
+				     &ret->mtime_ns);
 }
 
 uint64_t ino_inode_blocknr(const ino_fs *fs, uint32_t ino)

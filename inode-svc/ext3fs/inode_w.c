@@ -5,7 +5,7 @@
  * i_size_high stays i_dir_acl on all but regular files (ext3_update_inode).
  * On the orphan list an inode's i_dtime is the list's link (orphan.c), so
  * that is written instead of the caller's copy.  Large inodes get the
- * nanoseconds of each time i_extra_isize covers (epoch bits 0).
+ * nanoseconds and epochs of each time i_extra_isize covers (itime.c).
  */
 #include "internal_w.h"
 
@@ -78,10 +78,9 @@ static uint16_t slot_extra(const ino_fs *fs, uint16_t extra)
 	return extra;
 }
 
-static void set_extra_time(cm_le32_t *f, uint32_t ns)
-{
-	cm_set_le32(f, ns << EXT3_EXTRA_NSEC_SHIFT);
-}
+/* The *_extra field f of raw when extra covers it, else NULL. */
+#define EXTRA_OR_NULL(raw, extra, f) \
+	(EXT3_INODE_FITS(extra, f) ? &(raw)->f : NULL)
 
 static void encode(const ino_fs *fs, const ino_inode *in, struct ext3_inode *raw)
 {
@@ -96,9 +95,6 @@ static void encode(const ino_fs *fs, const ino_inode *in, struct ext3_inode *raw
 	cm_set_le32(&raw->i_size, (uint32_t)in->size);
 	if (ino_is_type(in, EXT3_S_IFREG))
 		cm_set_le32(&raw->i_size_high, (uint32_t)(in->size >> 32));
-	cm_set_le32(&raw->i_atime, in->atime);
-	cm_set_le32(&raw->i_ctime, in->ctime);
-	cm_set_le32(&raw->i_mtime, in->mtime);
 	cm_set_le32(&raw->i_dtime, in->dtime);
 	cm_set_le16(&raw->i_links_count, in->links);
 	cm_set_le32(&raw->i_blocks, (uint32_t)in->blocks512);
@@ -107,15 +103,14 @@ static void encode(const ino_fs *fs, const ino_inode *in, struct ext3_inode *raw
 		cm_set_le32(&raw->i_block[i], in->block[i]);
 	cm_set_le32(&raw->i_generation, in->generation);
 	cm_set_le32(&raw->i_file_acl, in->file_acl);
-	if (fs->geom.inode_size <= EXT3_GOOD_OLD_INODE_SIZE)
-		return;
-	cm_set_le16(&raw->i_extra_isize, extra);
-	if (EXT3_INODE_FITS(extra, i_ctime_extra))
-		set_extra_time(&raw->i_ctime_extra, in->ctime_ns);
-	if (EXT3_INODE_FITS(extra, i_mtime_extra))
-		set_extra_time(&raw->i_mtime_extra, in->mtime_ns);
-	if (EXT3_INODE_FITS(extra, i_atime_extra))
-		set_extra_time(&raw->i_atime_extra, in->atime_ns);
+	if (fs->geom.inode_size > EXT3_GOOD_OLD_INODE_SIZE)
+		cm_set_le16(&raw->i_extra_isize, extra);
+	ino_time_encode(in->atime, in->atime_ns, &raw->i_atime,
+			EXTRA_OR_NULL(raw, extra, i_atime_extra));
+	ino_time_encode(in->ctime, in->ctime_ns, &raw->i_ctime,
+			EXTRA_OR_NULL(raw, extra, i_ctime_extra));
+	ino_time_encode(in->mtime, in->mtime_ns, &raw->i_mtime,
+			EXTRA_OR_NULL(raw, extra, i_mtime_extra));
 }
 
 /*
@@ -220,10 +215,9 @@ int ino_inode_new(ino_fs *fs, ino_txn *t, uint32_t ino, uint16_t mode, uint32_t 
 	memset(raw, 0, fs->geom.inode_size);
 	if (extra) {
 		cm_set_le16(&raw->i_extra_isize, extra);
-		if (EXT3_INODE_FITS(extra, i_crtime_extra)) {
-			cm_set_le32(&raw->i_crtime, (uint32_t)now.tv_sec);
-			set_extra_time(&raw->i_crtime_extra, now.tv_nsec);
-		}
+		if (EXT3_INODE_FITS(extra, i_crtime_extra))
+			ino_time_encode(now.tv_sec, (uint32_t)now.tv_nsec, &raw->i_crtime,
+					&raw->i_crtime_extra);
 	}
 	r = ino_txn_dirty(t, &b);
 	ino_txn_put(t, &b);
@@ -237,7 +231,7 @@ int ino_inode_new(ino_fs *fs, ino_txn *t, uint32_t ino, uint16_t mode, uint32_t 
 	ret->gid = gid;
 	ret->extra_isize = extra;
 	ret->generation = atomic_fetch_add(&next_generation, 1);
-	ret->atime = ret->ctime = ret->mtime = (uint32_t)now.tv_sec;
+	ret->atime = ret->ctime = ret->mtime = now.tv_sec;
 	if (EXT3_INODE_FITS(extra, i_ctime_extra))
 		ret->ctime_ns = now.tv_nsec;
 	if (EXT3_INODE_FITS(extra, i_mtime_extra))
@@ -251,7 +245,7 @@ void ino_inode_touch(ino_txn *t, ino_inode *in, bool mtime)
 {
 	struct timespec now = ino_txn_now(t);
 
-	in->ctime = (uint32_t)now.tv_sec;
+	in->ctime = now.tv_sec;
 	in->ctime_ns = EXT3_INODE_FITS(in->extra_isize, i_ctime_extra) ? now.tv_nsec : 0;
 	if (!mtime)
 		return;

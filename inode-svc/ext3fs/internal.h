@@ -82,6 +82,11 @@ bool ino_has_block_map(const ino_fs *fs, const ino_inode *in);
 int ino_block_to_path(const ino_fs *fs, uint64_t lblk, unsigned path[4]);
 
 /* inode.c: decodes raw on-disk inode bytes into *ret. */
+/* itime.c: a time's seconds and nanoseconds from i_[acm]time or i_crtime
+ * and its *_extra field (NULL where i_extra_isize does not cover it). */
+int64_t ino_time_decode(cm_le32_t sec, const cm_le32_t *extra, uint32_t *ret_ns);
+/* The reverse; with ret_extra NULL the seconds are clamped to 32 bits. */
+void ino_time_encode(int64_t sec, uint32_t ns, cm_le32_t *ret_sec, cm_le32_t *ret_extra);
 void ino_inode_decode(const struct ext3_inode *raw, uint32_t ino,
 		      ino_inode *ret);
 

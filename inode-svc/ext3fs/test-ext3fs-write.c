@@ -10,6 +10,7 @@
  */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -445,6 +446,64 @@ static void t_large_file(void)
 	t_fsck_clean("large file");
 }
 
+/* Times before 1970 and past 2038 in the kernel's encoding: signed
+ * seconds, epochs and nanoseconds in the *_extra fields of large inodes,
+ * the signed 32-bit range on 128-byte ones; the kernel reads them back. */
+static const int64_t t_times_set[] = {
+	-315619200,                     /* 1960-01-01 */
+	INT64_C(2147483648),            /* 2038-01-19, 2^31 */
+	INT64_C(4294967296),            /* 2106-02-07, 2^32 */
+	INT64_C(15032385535),           /* 2446, the last second epochs reach */
+	INT64_C(-2147483648),           /* 1901, the first */
+};
+
+static int64_t t_times_want(int64_t v)
+{
+	if (wf.isize > 128)
+		return v;
+	return v < INT32_MIN ? INT32_MIN : v > INT32_MAX ? INT32_MAX : v;
+}
+
+static void t_times(void)
+{
+	char name[16], sh[512];
+	size_t n = sizeof(t_times_set) / sizeof(t_times_set[0]), i;
+	size_t len = 0;
+	ino_inode in;
+
+	for (i = 0; i < n; i++) {
+		snprintf(name, sizeof(name), "tm%zu", i);
+		if (!t_new_named(name, &in))
+			return;
+		in.mtime = t_times_set[i];
+		in.mtime_ns = wf.isize > 128 ? 123456789 : 0;
+		in.atime = in.ctime = in.mtime;
+		t_is_int(ino_inode_write(wf.w.fs, &wf.t, &in), 0, "%s written", name);
+		t_wclose(name);
+		if (!t_wopen())
+			return;
+		t_is_int(ino_inode_read(wf.w.fs, in.ino, &in), 0, "%s read", name);
+		t_ok(in.mtime == t_times_want(t_times_set[i]) &&
+			     in.atime == in.mtime && in.ctime == in.mtime &&
+			     in.mtime_ns == (wf.isize > 128 ? 123456789u : 0),
+		     "%s: %" PRId64 " reads back as %" PRId64 ".%09u", name, t_times_set[i],
+		     (int64_t)in.mtime, in.mtime_ns);
+		t_wclose(name);
+		len += (size_t)snprintf(sh + len, sizeof(sh) - len,
+					"[ \"$(stat -c %%X.%%Y.%%Z tm%zu)\" = "
+					"%" PRId64 ".%" PRId64 ".%" PRId64 " ] && ",
+					i, t_times_want(t_times_set[i]),
+					t_times_want(t_times_set[i]), t_times_want(t_times_set[i]));
+	}
+	t_fsck_clean("times");
+	if (!wf.kernel_ok) {
+		t_skip("not root or no loop ext3 mount", "the kernel reads the same times");
+		return;
+	}
+	snprintf(sh + len, sizeof(sh) - len, "true");
+	t_is_int(t_kernel_run(wf.img, "ro", sh), 0, "the kernel reads the same times");
+}
+
 /* The kernel mounts the image read-only and reads what debugfs reads. */
 static void t_kernel_reads(void)
 {
@@ -482,6 +541,7 @@ static void run_cfg(const struct cfg *c)
 	t_orphans();
 	t_symlinks();
 	t_new_file();
+	t_times();
 	t_kernel_reads();
 	if (c->bs == 1024)
 		t_enospc();

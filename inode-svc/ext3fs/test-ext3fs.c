@@ -13,6 +13,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -195,8 +196,8 @@ static bool cmp_entry(t_ctx *c, const char *path, const struct stat *st,
 	if (!is_root && in.links != st->st_nlink)
 		return snprintf(why, whylen, "links %u, want %ju", in.links,
 				(uintmax_t)st->st_nlink), false;
-	if (in.mtime != (uint32_t)st->st_mtime)
-		return snprintf(why, whylen, "mtime %u", in.mtime), false;
+	if (in.mtime != (int64_t)st->st_mtime)
+		return snprintf(why, whylen, "mtime %" PRId64, in.mtime), false;
 	if (S_ISREG(st->st_mode)) {
 		if (in.size != (uint64_t)st->st_size)
 			return snprintf(why, whylen, "size %llu",

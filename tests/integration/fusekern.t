@@ -29,18 +29,7 @@ t_instance_start $n "$T_TOP/compose/ext3d.compose" --set "IMAGE=$T_TMP/x.img" \
 	--set BLOCKDEV_ARGS= >/dev/null && t_fuse_mount $n "$mx"
 t_ok $? "ext3d instance up and mounted with ext3d-fuse"
 
-# both NAME SCRIPT: runs the python SCRIPT in each mount (its working
-# directory; argv[1] says which); the outputs must be equal.
-both() {
-	for m in k x; do
-		( cd "$T_TMP/m$m" && python3 -c "$2" $m ) >"$T_TMP/$1.$m" 2>&1
-	done
-	diff "$T_TMP/$1.k" "$T_TMP/$1.x" >"$T_TMP/diff" 2>&1
-	t_ok $? "$1: the kernel and ext3d-fuse print the same ($(tr '\n' ' ' <"$T_TMP/$1.k" | cut -c1-100))"
-	sed 's/^/#   /' "$T_TMP/diff" | head -20
-}
-
-both chown-none '
+t_both chown-none '
 import os
 os.chmod(".", 0o777)
 def chown_as(uid, path):
@@ -65,7 +54,7 @@ os.mkdir("d"); os.chmod("d", 0o2775)
 print("dir by 1000 ->", chown_as(1000, "d"), oct(os.stat("d").st_mode))
 '
 
-both relatime '
+t_both relatime '
 import os, time
 open("rf", "w").write("data" * 100); os.mkdir("rd"); os.symlink("rf", "rl")
 old = 1000000000
@@ -87,7 +76,7 @@ print(moved("rl", lambda: os.readlink("rl")))
 print(moved("rl", lambda: os.stat("rl")))
 '
 
-both reserved '
+t_both reserved '
 import os, errno
 os.mkdir("u"); os.chown("u", 1000, 1000)
 def fill(path):

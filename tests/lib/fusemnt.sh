@@ -67,3 +67,15 @@ t_need_kmount() {
 
 # t_mkimg IMAGE BLOCKSIZE [SIZE]: a fresh ext3 image with 256-byte inodes.
 t_mkimg() { mke2fs -q -F -t ext3 -I 256 -b "$2" -N 4096 "$1" "${3:-64M}" >/dev/null 2>&1; }
+
+# t_both NAME SCRIPT: runs the python SCRIPT in $T_TMP/mk (the kernel's
+# mount) and $T_TMP/mx (ext3d-fuse's), each its working directory with
+# argv[1] saying which (k or x); the outputs must be equal.
+t_both() {
+	for m in k x; do
+		( cd "$T_TMP/m$m" && python3 -c "$2" $m ) >"$T_TMP/$1.$m" 2>&1
+	done
+	diff "$T_TMP/$1.k" "$T_TMP/$1.x" >"$T_TMP/diff" 2>&1
+	t_ok $? "$1: the kernel and ext3d-fuse print the same ($(tr '\n' ' ' <"$T_TMP/$1.k" | cut -c1-100))"
+	sed 's/^/#   /' "$T_TMP/diff" | head -20
+}

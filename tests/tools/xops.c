@@ -1,7 +1,8 @@
-/* xops - extended attributes and ACLs through libext3d's path calls, one
- * operation a line of stdin, one answer a line of stdout: "ok" and what it
- * returned, or the errno's name. xattr.t runs scripts of it as root and as
- * uid 1000 (setpriv) and compares the answers.
+/* xops - extended attributes, ACLs and inode flags through libext3d's
+ * path calls, one operation a line of stdin, one answer a line of
+ * stdout: "ok" and what it returned, or the errno's name. xattr.t and
+ * posixkern.t run scripts of it as root and as uid 1000 (setpriv) and
+ * compare the answers.
  *
  *   setx PATH NAME VALUE [create|replace]   VALUE text, or @N:C (N bytes C)
  *   getx PATH NAME     prints the length and the value (text up to 64
@@ -18,6 +19,12 @@
  *   ctime PATH NAME [VALUE]  sets (removes without VALUE) and prints
  *                      "ok moved" when ctime moved (waits past a second
  *                      first on inodes without nanoseconds)
+ * and the inode flags (posixkern.t):
+ *   getflags PATH      prints them in hex    setflags PATH HEX
+ *   open PATH a|t      opens for an append (O_APPEND) or O_TRUNC
+ *   append PATH TEXT   writes TEXT through an O_APPEND open
+ *   truncate PATH N    link OLD NEW    rename OLD NEW    chown PATH UID
+ *   utime PATH         times to now     mtime PATH SECONDS
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -177,6 +184,21 @@ static int xo_set(char **av, int ac)
 	return ext3d_setxattr(xo_fs, av[1], av[2], xo_val, xo_value(av[3]), flags);
 }
 
+/* open's r (read), w (write), a (append) and t (write, truncate). */
+static int xo_oflags(char how)
+{
+	switch (how) {
+	case 'w':
+		return O_WRONLY;
+	case 'a':
+		return O_WRONLY | O_APPEND;
+	case 't':
+		return O_WRONLY | O_TRUNC;
+	default:
+		return O_RDONLY;
+	}
+}
+
 static int xo_file(char **av, int ac)
 {
 	uint32_t mode = ac > 2 ? (uint32_t)strtoul(av[2], NULL, 8) : 0;
@@ -198,8 +220,57 @@ static int xo_file(char **av, int ac)
 			printf("ok %o\n", a.mode);
 		return r < 0 ? r : 1;
 	}
-	r = ext3d_open(xo_fs, av[1], ac > 2 && av[2][0] == 'w' ? O_WRONLY : O_RDONLY, &f);
+	r = ext3d_open(xo_fs, av[1], xo_oflags(ac > 2 ? av[2][0] : 'r'), &f);
 	return r < 0 ? r : ext3d_close(f);
+}
+
+/* The inode flags and the calls immutable and append-only refuse. */
+static int xo_iflags(char **av, int ac)
+{
+	const char *c = av[0];
+	ext3d_setattr set = {0};
+	ext3d_file *f;
+	ext3d_attr a;
+	ssize_t n;
+	int r;
+
+	if (!strcmp(c, "getflags")) {
+		r = ext3d_stat(xo_fs, av[1], &a);
+		if (r == 0)
+			printf("ok %x\n", a.flags);
+		return r < 0 ? r : 1;
+	}
+	if (!strcmp(c, "utime") || !strcmp(c, "mtime")) {
+		unsigned valid = c[0] == 'u' ? EXT3D_SET_ATIME_NOW | EXT3D_SET_MTIME_NOW
+					     : EXT3D_SET_MTIME;
+		set.mtime = ac > 2 ? strtoll(av[2], NULL, 10) : 0;
+		r = ext3d_open(xo_fs, av[1], O_RDONLY, &f);
+		if (r < 0)
+			return r;
+		r = ext3d_fstat(f, &a);
+		if (r == 0)
+			r = ext3d_setattr_ino(xo_fs, a.ino, &set, valid, NULL);
+		(void)ext3d_close(f);
+		return r;
+	}
+	if (ac < 3)
+		return -EINVAL;
+	if (!strcmp(c, "setflags"))
+		return ext3d_setflags(xo_fs, av[1], (uint32_t)strtoul(av[2], NULL, 16));
+	if (!strcmp(c, "truncate"))
+		return ext3d_truncate(xo_fs, av[1], strtoull(av[2], NULL, 10));
+	if (!strcmp(c, "link"))
+		return ext3d_link(xo_fs, av[1], av[2]);
+	if (!strcmp(c, "rename"))
+		return ext3d_rename(xo_fs, av[1], av[2]);
+	if (!strcmp(c, "chown"))
+		return ext3d_chown(xo_fs, av[1], (uint32_t)strtoul(av[2], NULL, 10), (uint32_t)-1);
+	r = ext3d_open(xo_fs, av[1], O_WRONLY | O_APPEND, &f);
+	if (r < 0)
+		return r;
+	n = ext3d_write(f, av[2], strlen(av[2]));
+	r = ext3d_close(f);
+	return n < 0 ? (int)n : r;
 }
 
 static int xo_ctime(char **av, int ac)
@@ -244,6 +315,10 @@ static int xo_run(char **av, int ac)
 	if (!strcmp(c, "create") || !strcmp(c, "mkdir") || !strcmp(c, "chmod") ||
 	    !strcmp(c, "unlink") || !strcmp(c, "stat") || !strcmp(c, "open"))
 		return xo_file(av, ac);
+	if (!strcmp(c, "getflags") || !strcmp(c, "setflags") || !strcmp(c, "truncate") ||
+	    !strcmp(c, "link") || !strcmp(c, "rename") || !strcmp(c, "chown") ||
+	    !strcmp(c, "utime") || !strcmp(c, "mtime") || !strcmp(c, "append"))
+		return xo_iflags(av, ac);
 	return -EINVAL;
 }
 
