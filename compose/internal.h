@@ -13,6 +13,10 @@
  *                                               idempotent
  *   RESTARTING-> READY       [sv_group_start]   in a new arena, after the
  *                                               dead service's restart delay
+ *   STARTING,
+ *   RESTARTING-> RESTARTING  [sv_reap_starting] a service of the group died
+ *                                               while the group started: the
+ *                                               start is abandoned at once
  *   any       -> FAILED      [sv_fail]          a service crashed by itself
  *                                               SV_CRASH_LOOP times in a row,
  *                                               each within SV_CRASH_WINDOW_MS
@@ -151,8 +155,9 @@ const char *sv_policy_name(enum sv_policy p);
 
 /* group.c */
 /* A new arena and every service in order: 0 when ready, -ECHILD when a
- * service died or hung before it was ready (handled: a restart is due or
- * the instance failed), another -errno when no arena could be made. */
+ * service died or hung before it was ready, -ECANCELED when one died
+ * after (handled either way: a restart is due or the instance failed),
+ * another -errno when no arena could be made. */
 int sv_group_start(sv_super *sv);
 void sv_group_stop(sv_super *sv);
 /* Signals every running service, reaps them, SIGKILL after grace_ms. */
@@ -165,7 +170,8 @@ int sv_service_kill(sv_super *sv, sv_service *s, int sig, uint64_t deadline);
 void sv_group_restart(sv_super *sv, const char *why, uint32_t delay_ms);
 /* Starts one service and waits until ready: 0, or -ECHILD when it died
  * before (*status from waitpid) or hung (then killed, *status 0 and
- * *hung set). */
+ * *hung set), or -ECANCELED when another death stopped it meanwhile
+ * (sv_reap_starting). */
 int sv_service_start(sv_super *sv, int slot, int *status, bool *hung);
 /* A lock owner died (report in the arena's mailbox): group restart. */
 void sv_group_check_dead_owners(sv_super *sv);
@@ -181,6 +187,12 @@ void sv_child_exec(sv_super *sv, sv_service *s, int slot) __attribute__((noretur
 /* policy.c */
 /* Reaps exited children and applies restart policies. */
 void sv_reap(sv_super *sv);
+/* Called while s (pid) starts: reaps exited children, so that a death
+ * during a start is seen at once. -ECHILD when pid itself died (*status
+ * from waitpid); another service's death is handled as in sv_reap, a
+ * group service's aborting a group start (the group restarts), and
+ * -ECANCELED says that it stopped pid too; 0 otherwise. */
+int sv_reap_starting(sv_super *sv, sv_service *s, pid_t pid, int *status);
 /* Records a death (status from waitpid) and schedules what follows;
  * in_start: during a group start, which the death aborts. */
 void sv_service_died(sv_super *sv, sv_service *s, int status, bool hung, bool in_start);
