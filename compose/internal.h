@@ -44,9 +44,12 @@
  * front end (ext3d-fuse), a libext3d client outside the arena. It runs
  * only while the instance has a mount point (${MOUNT}, from `ext3d mount`
  * or compose/up --mount; ${MOUNT_OPTS} is "-oLIST" with their -o LIST), gets no --arena-fd or --slot, is ready once its
- * mount shows in the mount table, and is left running by a group restart
- * (its session re-attaches by itself). When it dies, its stale mount is
- * lazily unmounted and it starts again by its policy at the same place; a
+ * mount shows in the mount table (a new mount, not the one there before its
+ * start), and is left running by a group restart (its session re-attaches
+ * by itself). When it dies, the mount it left (known by its mount id, not
+ * by asking the dead connection) has its FUSE connection aborted and is
+ * detached, whatever is still open there, and it starts again by its
+ * policy at the same place; a
  * crash loop unmounts it and marks it failed, the instance keeps running.
  * Unmounting (`ext3d umount`, shutdown, a failed instance) comes before
  * its stop, so that its exit is not taken for a death.
@@ -64,6 +67,7 @@
 
 #include "arena.h"
 #include "layout.h"
+#include "mountpt.h"
 #include "rundir.h"
 #include "supervisor.pb-c.h"
 
@@ -100,6 +104,8 @@ typedef struct sv_service {
 	uint32_t crashes;             /* [main thread] crash-loop steps in a row */
 	bool stalled;                 /* [main thread] the watchdog killed it */
 	bool mount_svc;               /* [immutable] a FUSE front end (mount.c) */
+	cm_mount mount;               /* [main thread] a mount service's mount when it was
+				       * last ready; id 0: none (unmounted on purpose) */
 	int lineno;                   /* [immutable] its compose line, for errors */
 	char *words[SV_MAX_ARGS + 1]; /* [immutable] a mount service's words before
 				       * expansion: argv is made at each start */
