@@ -27,7 +27,7 @@ sed "s#\${BUILD}/inode-svc/inode-svc#$T_TMP/gated#" "$T_TOP/compose/ext3d.compos
 	>"$T_TMP/gated.compose"
 touch "$gate"
 t_instance_start $n "$T_TMP/gated.compose" --set "IMAGE=$img" --set BLOCKDEV_ARGS=
-t_ok $? "instance ready"
+t_ok $? "instance ready" || { t_done; exit 1; }
 log=$T_TMP/$n.log
 
 # svc NAME: "pid state" of a service, from one status.
@@ -46,6 +46,9 @@ wait_until() {
 	return 1
 }
 now_ms() { echo $(($(date +%s%N) / 1000000)); }
+# kill9 PID: SIGKILLs a service's process; never pid 0 or nothing, which
+# would be this test's own process group.
+kill9() { [ "${1:-0}" -gt 0 ] 2>/dev/null && kill -9 "$1" 2>/dev/null; }
 # starting_after PID: inode-svc is in another process than PID and at the gate.
 starting_after() { set -- "$1" $(svc inode-svc); [ "$2" != "$1" ] && [ "$3" = starting ]; }
 # gone PID NAME: status no longer shows NAME in process PID.
@@ -68,11 +71,11 @@ read_ok() { "$T_EXT3D" --instance $n cat /f >"$1" 2>&1 && cmp -s "$T_TMP/src/f" 
 for t in blockdev-svc journald-svc alloc-svc inode-svc; do
 	rm -f "$gate"
 	ino=$(svc inode-svc | cut -d' ' -f1)
-	kill -9 "$ino"
+	kill9 "$ino"
 	wait_until starting_after "$ino"
 	t_ok $? "$t: inode-svc killed, the group restarts and waits at the gate"
 	pid=$(svc $t | cut -d' ' -f1) hung=$(grep -c "was not ready in" "$log")
-	kill -9 "$pid"
+	kill9 "$pid"
 	start=$(now_ms)
 	read_ok "$T_TMP/read.$t" &
 	reader=$!
@@ -96,11 +99,12 @@ t_ok "$([ $? -ne 0 ]; echo $?)" "no service failed on a dead blockdev-svc (Input
 
 # Ungated: a kill as soon as the restart has started the service again.
 for t in blockdev-svc journald-svc alloc-svc; do
+	wait_until all_ready
 	ino=$(svc inode-svc | cut -d' ' -f1) pid=$(svc $t | cut -d' ' -f1)
-	kill -9 "$ino"
+	kill9 "$ino"
 	wait_until restarted "$pid" $t
 	new=$(svc $t | cut -d' ' -f1)
-	kill -9 "$new" 2>/dev/null
+	kill9 "$new"
 	start=$(now_ms)
 	wait_until restarted "$new" $t && wait_until all_ready
 	t_ok $? "$t killed again while the group restarts: ready again"
