@@ -3,7 +3,9 @@
  * as on SIGTERM) from a crash of its own making (a fault signal, a
  * non-zero exit, a start that hung), restart after a delay that doubles
  * while deaths come quickly, mark the instance failed on a crash loop, and
- * kill a ready service whose heartbeat stopped. A death restarts the group
+ * kill a ready service whose heartbeat stopped. Children are reaped while
+ * a service starts too (sv_reap_starting), so that a death during a start
+ * is seen at once and not when the start ends. A death restarts the group
  * instead of one service when the dead process held arena state (group.c,
  * sv_group_held_by) or died executing a call that must not run twice. See
  * internal.h for the numbers.
