@@ -1,11 +1,13 @@
 /* mountpt.c - mount points of the FUSE front end: the mount table read
  * from /proc/self/mountinfo (octal escapes undone), stale mounts (ENOTCONN),
- * the checks before a mount and unmounting with umount2(2) or, without the
+ * a dead daemon's mount detached after its connection is aborted, the
+ * checks before a mount and unmounting with umount2(2) or, without the
  * capability, fusermount3. See mountpt.h. */
 #define _GNU_SOURCE
 #include "mountpt.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <spawn.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -13,6 +15,7 @@
 #include <sys/mount.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
+#include <unistd.h>
 
 extern char **environ;
 
@@ -33,42 +36,51 @@ static void cm_mount_unescape(char *s)
 	*out = '\0';
 }
 
-/* The mount point (field 5) and the filesystem type (first field after
- * " - ") of one mountinfo line, split in place; -EINVAL if malformed. */
-static int cm_mount_parse(char *line, char **point, char **fstype)
+/* One mountinfo line, split in place: the mount id (field 1), the device
+ * (field 3), the mount point (field 5, returned) and the filesystem type
+ * (first field after " - "); NULL if malformed. */
+static char *cm_mount_parse(char *line, cm_mount *m)
 {
-	char *save = NULL, *w = strtok_r(line, " \n", &save);
+	char *save = NULL, *w = strtok_r(line, " \n", &save), *point;
 
-	for (int i = 1; w && i < 5; i++)
-		w = strtok_r(NULL, " \n", &save);
-	if (!w)
-		return -EINVAL;
-	*point = w;
+	if (!w || sscanf(w, "%d", &m->id) != 1)
+		return NULL;
+	w = strtok_r(NULL, " \n", &save);
+	w = w ? strtok_r(NULL, " \n", &save) : NULL;
+	if (!w || sscanf(w, "%u:%u", &m->major, &m->minor) != 2)
+		return NULL;
+	w = strtok_r(NULL, " \n", &save);
+	point = w ? strtok_r(NULL, " \n", &save) : NULL;
+	if (!point)
+		return NULL;
 	while ((w = strtok_r(NULL, " \n", &save)) && strcmp(w, "-") != 0)
 		;
-	*fstype = w ? strtok_r(NULL, " \n", &save) : NULL;
-	if (!*fstype)
-		return -EINVAL;
-	cm_mount_unescape(*point);
-	return 0;
+	w = w ? strtok_r(NULL, " \n", &save) : NULL;
+	if (!w)
+		return NULL;
+	snprintf(m->fstype, sizeof(m->fstype), "%s", w);
+	cm_mount_unescape(point);
+	return point;
 }
 
-int cm_mount_find(const char *path, char *fstype, size_t len)
+int cm_mount_find(const char *path, cm_mount *ret)
 {
 	FILE *f = fopen("/proc/self/mountinfo", "re");
-	char *line = NULL, *point, *type;
+	char *line = NULL, *point;
 	size_t cap = 0;
+	cm_mount m;
 	int found = 0;
 
 	if (!f)
 		return -errno;
 	/* Later lines are mounted on top of earlier ones: the last match wins. */
 	while (getline(&line, &cap, f) > 0) {
-		if (cm_mount_parse(line, &point, &type) < 0 || strcmp(point, path) != 0)
+		point = cm_mount_parse(line, &m);
+		if (!point || strcmp(point, path) != 0)
 			continue;
 		found = 1;
-		if (fstype)
-			snprintf(fstype, len, "%s", type);
+		if (ret)
+			*ret = m;
 	}
 	free(line);
 	fclose(f);
@@ -77,9 +89,10 @@ int cm_mount_find(const char *path, char *fstype, size_t len)
 
 bool cm_mount_stale(const char *path)
 {
-	struct stat st;
+	struct statx stx;
 
-	return stat(path, &st) < 0 && errno == ENOTCONN;
+	return statx(AT_FDCWD, path, AT_STATX_FORCE_SYNC, STATX_BASIC_STATS, &stx) < 0 &&
+	       errno == ENOTCONN;
 }
 
 /* fusermount3 -u [-z] path, for a caller without CAP_SYS_ADMIN. */
@@ -107,9 +120,33 @@ static int cm_umount_flags(const char *path, bool lazy)
 	return -errno;
 }
 
+/* Aborts FUSE connection minor through fusectl: 0, or -errno (-ENOENT
+ * where fusectl is not mounted). */
+static int cm_fuse_abort(unsigned minor)
+{
+	char file[96];
+	int fd, r = 0;
+
+	snprintf(file, sizeof(file), "/sys/fs/fuse/connections/%u/abort", minor);
+	fd = open(file, O_WRONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	if (write(fd, "1", 1) < 0)
+		r = -errno;
+	close(fd);
+	return r;
+}
+
+int cm_mount_detach_dead(const char *path, const cm_mount *m, bool *aborted)
+{
+	*aborted = m->major == 0 && strncmp(m->fstype, "fuse", 4) == 0 &&
+		   cm_fuse_abort(m->minor) == 0;
+	return cm_umount_flags(path, true);
+}
+
 int cm_mount_clean_stale(const char *path)
 {
-	int r = cm_mount_find(path, NULL, 0);
+	int r = cm_mount_find(path, NULL);
 
 	if (r <= 0 || !cm_mount_stale(path))
 		return r < 0 ? r : 0;
@@ -144,7 +181,7 @@ int cm_mount_check_dir(const char *path, char *why, size_t len)
 		snprintf(why, len, "mount point %s is not a directory", path);
 		return -ENOTDIR;
 	}
-	r = cm_mount_find(path, NULL, 0);
+	r = cm_mount_find(path, NULL);
 	if (r > 0) {
 		snprintf(why, len, "%s is already a mount point (unmount it first)", path);
 		return -EBUSY;

@@ -13,14 +13,30 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-/* 1 if path (absolute, no trailing '/') is a mount point, with the
- * filesystem type of the top mount in fstype (may be NULL); 0 if not;
- * -errno if the mount table cannot be read. */
-int cm_mount_find(const char *path, char *fstype, size_t len);
-/* A mount point whose FUSE daemon is gone: stat(2) on it fails with
- * ENOTCONN. Only ask when no live daemon serves path (a hung one would
- * block the stat). */
+/* One mount of the mount table: its id (field 1 of mountinfo, unique
+ * among the mounts of the moment), its device (a FUSE mount's minor is
+ * its connection's number under /sys/fs/fuse/connections) and type. */
+typedef struct cm_mount {
+	int id;
+	unsigned major, minor;
+	char fstype[64];
+} cm_mount;
+
+/* 1 if path (absolute, no trailing '/') is a mount point, with the top
+ * mount there in ret (may be NULL); 0 if not; -errno if the mount table
+ * cannot be read. */
+int cm_mount_find(const char *path, cm_mount *ret);
+/* A mount point whose FUSE daemon is gone: a getattr of it that the
+ * kernel must send to the daemon (statx with AT_STATX_FORCE_SYNC, so that
+ * cached attributes do not hide the dead connection) fails with ENOTCONN.
+ * Only ask when no live daemon serves path (a hung one would block it). */
 bool cm_mount_stale(const char *path);
+/* Detaches m, the top mount at path, whose FUSE daemon is known to be
+ * dead: aborts its connection first (/sys/fs/fuse/connections/N/abort,
+ * where fusectl is mounted; *aborted says whether it was), so that
+ * whatever still holds files there gets errors at once, then unmounts it
+ * lazily, which works whatever is open on it. 0 or -errno. */
+int cm_mount_detach_dead(const char *path, const cm_mount *m, bool *aborted);
 /* Unmounts a stale FUSE mount at path (lazily): 1 if there was one, 0 if
  * not, -errno if it could not be removed. */
 int cm_mount_clean_stale(const char *path);

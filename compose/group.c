@@ -95,8 +95,9 @@ int sv_service_start(sv_super *sv, int slot, int *status, bool *hung)
 	pthread_mutex_unlock(&sv->mtx);
 	atomic_store(&as->pid, pid);
 	while (atomic_load(&as->state) != CM_SVC_READY) {
-		if (waitpid(pid, status, WNOHANG) == pid)
-			return -ECHILD;
+		int r = sv_reap_starting(sv, s, pid, status);
+		if (r < 0)
+			return r;
 		if (cm_now_ns() > deadline) {
 			cm_err("%s was not ready in %d ms: killing it", s->name,
 			       SV_READY_TIMEOUT_MS);

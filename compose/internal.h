@@ -13,6 +13,10 @@
  *                                               idempotent
  *   RESTARTING-> READY       [sv_group_start]   in a new arena, after the
  *                                               dead service's restart delay
+ *   STARTING,
+ *   RESTARTING-> RESTARTING  [sv_reap_starting] a service of the group died
+ *                                               while the group started: the
+ *                                               start is abandoned at once
  *   any       -> FAILED      [sv_fail]          a service crashed by itself
  *                                               SV_CRASH_LOOP times in a row,
  *                                               each within SV_CRASH_WINDOW_MS
@@ -40,9 +44,12 @@
  * front end (ext3d-fuse), a libext3d client outside the arena. It runs
  * only while the instance has a mount point (${MOUNT}, from `ext3d mount`
  * or compose/up --mount; ${MOUNT_OPTS} is "-oLIST" with their -o LIST), gets no --arena-fd or --slot, is ready once its
- * mount shows in the mount table, and is left running by a group restart
- * (its session re-attaches by itself). When it dies, its stale mount is
- * lazily unmounted and it starts again by its policy at the same place; a
+ * mount shows in the mount table (a new mount, not the one there before its
+ * start), and is left running by a group restart (its session re-attaches
+ * by itself). When it dies, the mount it left (known by its mount id, not
+ * by asking the dead connection) has its FUSE connection aborted and is
+ * detached, whatever is still open there, and it starts again by its
+ * policy at the same place; a
  * crash loop unmounts it and marks it failed, the instance keeps running.
  * Unmounting (`ext3d umount`, shutdown, a failed instance) comes before
  * its stop, so that its exit is not taken for a death.
@@ -60,6 +67,7 @@
 
 #include "arena.h"
 #include "layout.h"
+#include "mountpt.h"
 #include "rundir.h"
 #include "supervisor.pb-c.h"
 
@@ -96,6 +104,8 @@ typedef struct sv_service {
 	uint32_t crashes;             /* [main thread] crash-loop steps in a row */
 	bool stalled;                 /* [main thread] the watchdog killed it */
 	bool mount_svc;               /* [immutable] a FUSE front end (mount.c) */
+	cm_mount mount;               /* [main thread] a mount service's mount when it was
+				       * last ready; id 0: none (unmounted on purpose) */
 	int lineno;                   /* [immutable] its compose line, for errors */
 	char *words[SV_MAX_ARGS + 1]; /* [immutable] a mount service's words before
 				       * expansion: argv is made at each start */
@@ -151,8 +161,9 @@ const char *sv_policy_name(enum sv_policy p);
 
 /* group.c */
 /* A new arena and every service in order: 0 when ready, -ECHILD when a
- * service died or hung before it was ready (handled: a restart is due or
- * the instance failed), another -errno when no arena could be made. */
+ * service died or hung before it was ready, -ECANCELED when one died
+ * after (handled either way: a restart is due or the instance failed),
+ * another -errno when no arena could be made. */
 int sv_group_start(sv_super *sv);
 void sv_group_stop(sv_super *sv);
 /* Signals every running service, reaps them, SIGKILL after grace_ms. */
@@ -165,7 +176,8 @@ int sv_service_kill(sv_super *sv, sv_service *s, int sig, uint64_t deadline);
 void sv_group_restart(sv_super *sv, const char *why, uint32_t delay_ms);
 /* Starts one service and waits until ready: 0, or -ECHILD when it died
  * before (*status from waitpid) or hung (then killed, *status 0 and
- * *hung set). */
+ * *hung set), or -ECANCELED when another death stopped it meanwhile
+ * (sv_reap_starting). */
 int sv_service_start(sv_super *sv, int slot, int *status, bool *hung);
 /* A lock owner died (report in the arena's mailbox): group restart. */
 void sv_group_check_dead_owners(sv_super *sv);
@@ -181,6 +193,12 @@ void sv_child_exec(sv_super *sv, sv_service *s, int slot) __attribute__((noretur
 /* policy.c */
 /* Reaps exited children and applies restart policies. */
 void sv_reap(sv_super *sv);
+/* Called while s (pid) starts: reaps exited children, so that a death
+ * during a start is seen at once. -ECHILD when pid itself died (*status
+ * from waitpid); another service's death is handled as in sv_reap, a
+ * group service's aborting a group start (the group restarts), and
+ * -ECANCELED says that it stopped pid too; 0 otherwise. */
+int sv_reap_starting(sv_super *sv, sv_service *s, pid_t pid, int *status);
 /* Records a death (status from waitpid) and schedules what follows;
  * in_start: during a group start, which the death aborts. */
 void sv_service_died(sv_super *sv, sv_service *s, int status, bool hung, bool in_start);

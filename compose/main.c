@@ -122,7 +122,7 @@ int main(int argc, char **argv)
 	r = sv_control_start(&sv);
 	if (r == 0)
 		r = sv_group_start(&sv);
-	if (r == -ECHILD) /* a restart is due, or the instance failed: status says */
+	if (r == -ECHILD || r == -ECANCELED) /* a restart is due, or the instance failed */
 		r = 0;
 	if (r == 0)
 		sv_run(&sv);

@@ -1,6 +1,7 @@
 /* mount.c - the FUSE front end as a service of the instance (internal.h,
  * "Mount services"): start it at the mount point and wait until the mount
- * shows in the mount table, after unmounting what a dead predecessor left;
+ * shows in the mount table as a new mount, after detaching what a dead
+ * predecessor left (its FUSE connection aborted first);
  * unmount before stopping it; run the control thread's mount and umount
  * requests on the main thread, which alone starts and stops services. The
  * mount point is kept in RUNDIR/mount while mounted, so that the CLI can
@@ -56,12 +57,48 @@ static void sv_mount_clear(sv_super *sv)
 	sv->mount_optarg[0] = '\0';
 }
 
-/* The front end's mount is up at path: a FUSE mount is on top there. */
-static bool sv_mounted(const char *path)
+/* A FUSE mount is on top at path; its identity in *ret (may be NULL). */
+static bool sv_mounted(const char *path, cm_mount *ret)
 {
-	char type[64];
+	cm_mount m;
 
-	return cm_mount_find(path, type, sizeof(type)) > 0 && strncmp(type, "fuse", 4) == 0;
+	if (cm_mount_find(path, &m) <= 0 || strncmp(m.fstype, "fuse", 4) != 0)
+		return false;
+	if (ret)
+		*ret = m;
+	return true;
+}
+
+static bool sv_same_mount(const cm_mount *a, const cm_mount *b)
+{
+	return a->id == b->id && a->major == b->major && a->minor == b->minor;
+}
+
+/* Clears path for a new start of s: the mount its dead predecessor left
+ * there (the one s->mount was when it was ready) is detached after its
+ * connection is aborted, whatever processes still hold open there; a
+ * stale FUSE mount of another daemon is detached too. */
+static void sv_mount_clear_dead(sv_super *sv, sv_service *s, const char *path)
+{
+	cm_mount top;
+	bool aborted;
+	int r;
+
+	if (s->mount.id && sv_mounted(path, &top) && sv_same_mount(&top, &s->mount)) {
+		r = cm_mount_detach_dead(path, &top, &aborted);
+		if (r < 0)
+			cm_warn("the mount at %s that a dead %s left: %s", path, s->name, strerror(-r));
+		else
+			cm_info("detached the mount at %s that a dead %s left (FUSE connection %u "
+				"%s)", path, s->name, top.minor,
+				aborted ? "aborted" : "not aborted: fusectl is not mounted");
+	}
+	s->mount.id = 0;
+	r = cm_mount_clean_stale(path);
+	if (r > 0)
+		cm_info("unmounted the stale mount at %s that a dead %s left", path, s->name);
+	else if (r < 0)
+		cm_warn("the stale mount at %s: %s", path, strerror(-r));
 }
 
 int sv_mount_service_start(sv_super *sv, int slot, int *status, bool *hung)
@@ -69,6 +106,7 @@ int sv_mount_service_start(sv_super *sv, int slot, int *status, bool *hung)
 	sv_service *s = &sv->svcs[slot];
 	char path[CM_PATH_MAX];
 	uint64_t deadline = cm_now_ns() + SV_READY_TIMEOUT_MS * 1000000ULL;
+	cm_mount before, now;
 	pid_t pid;
 	int r;
 
@@ -78,11 +116,10 @@ int sv_mount_service_start(sv_super *sv, int slot, int *status, bool *hung)
 	pthread_mutex_unlock(&sv->mtx);
 	if (!path[0])
 		return 0;
-	r = cm_mount_clean_stale(path);
-	if (r > 0)
-		cm_info("unmounted the stale mount at %s that a dead %s left", path, s->name);
-	else if (r < 0)
-		cm_warn("the stale mount at %s: %s", path, strerror(-r));
+	sv_mount_clear_dead(sv, s, path);
+	/* Ready once a FUSE mount other than what is there now is on top. */
+	if (!sv_mounted(path, &before))
+		before.id = 0;
 	r = sv_expand_argv(sv, s, s->words);
 	if (r < 0)
 		return r;
@@ -100,9 +137,10 @@ int sv_mount_service_start(sv_super *sv, int slot, int *status, bool *hung)
 	s->pid = pid;
 	s->state = CM_SVC_STARTING;
 	pthread_mutex_unlock(&sv->mtx);
-	while (!sv_mounted(path)) {
-		if (waitpid(pid, status, WNOHANG) == pid)
-			return -ECHILD;
+	while (!sv_mounted(path, &now) || (before.id && sv_same_mount(&now, &before))) {
+		r = sv_reap_starting(sv, s, pid, status);
+		if (r < 0)
+			return r;
 		if (cm_now_ns() > deadline) {
 			cm_err("%s did not mount %s in %d ms: killing it", s->name, path,
 			       SV_READY_TIMEOUT_MS);
@@ -117,7 +155,8 @@ int sv_mount_service_start(sv_super *sv, int slot, int *status, bool *hung)
 	s->state = CM_SVC_READY;
 	pthread_mutex_unlock(&sv->mtx);
 	s->ready_ns = cm_now_ns();
-	cm_info("%s ready, pid %d, mounted at %s", s->name, (int)pid, path);
+	s->mount = now;
+	cm_info("%s ready, pid %d, mounted at %s (mount %d)", s->name, (int)pid, path, now.id);
 	return 0;
 }
 
@@ -127,6 +166,7 @@ static void sv_mount_svc_stop(sv_super *sv, sv_service *s)
 	int status;
 
 	s->restart_at = 0;
+	s->mount.id = 0;
 	if (!s->pid)
 		return;
 	status = sv_service_kill(sv, s, SIGTERM,
@@ -149,7 +189,7 @@ int sv_mount_stop(sv_super *sv, char *note, size_t len)
 	snprintf(path, sizeof(path), "%s", sv->mount);
 	sv_mount_clear(sv); /* from now on its death is no reason to restart it */
 	pthread_mutex_unlock(&sv->mtx);
-	if (path[0] && sv_mounted(path)) {
+	if (path[0] && sv_mounted(path, NULL)) {
 		r = cm_unmount(path, &lazy);
 		if (r < 0)
 			snprintf(note, len, "could not unmount %s: %s", path, strerror(-r));

@@ -3,7 +3,9 @@
  * as on SIGTERM) from a crash of its own making (a fault signal, a
  * non-zero exit, a start that hung), restart after a delay that doubles
  * while deaths come quickly, mark the instance failed on a crash loop, and
- * kill a ready service whose heartbeat stopped. A death restarts the group
+ * kill a ready service whose heartbeat stopped. Children are reaped while
+ * a service starts too (sv_reap_starting), so that a death during a start
+ * is seen at once and not when the start ends. A death restarts the group
  * instead of one service when the dead process held arena state (group.c,
  * sv_group_held_by) or died executing a call that must not run twice. See
  * internal.h for the numbers.
@@ -110,6 +112,7 @@ void sv_service_died(sv_super *sv, sv_service *s, int status, bool hung, bool in
 	pid_t pid = s->pid;
 	uint64_t now = cm_now_ns();
 	char what[96], why[SV_REASON_MAX], held[SV_REASON_MAX];
+	const char *during;
 	bool own, group;
 	uint32_t delay;
 
@@ -126,6 +129,8 @@ void sv_service_died(sv_super *sv, sv_service *s, int status, bool hung, bool in
 	snprintf(s->why, sizeof(s->why), "%s", what);
 	pthread_mutex_unlock(&sv->mtx);
 	s->stalled = false;
+	during = !in_start ? "" : s->ready_ns ? " while the group was starting"
+				    : " before it was ready";
 	if (in_start)
 		s->ready_ns = 0;
 	if (l && !s->mount_svc) {
@@ -134,8 +139,7 @@ void sv_service_died(sv_super *sv, sv_service *s, int status, bool hung, bool in
 		cm_chan_release_owner(l, sv->arena, pid);
 		cm_chan_server_gone(l, sv->arena, (uint32_t)slot);
 	}
-	cm_warn("%s (pid %d) %s%s", s->name, (int)pid, what,
-		in_start ? " before it was ready" : "");
+	cm_warn("%s (pid %d) %s%s", s->name, (int)pid, what, during);
 	if (sv->state == SV_STOPPING || sv->state == SV_FAILED)
 		return;
 	if (s->mount_svc && !sv->mount[0]) /* unmounted on purpose */
@@ -172,19 +176,45 @@ void sv_service_died(sv_super *sv, sv_service *s, int status, bool hung, bool in
 	}
 }
 
+static sv_service *sv_by_pid(sv_super *sv, pid_t pid)
+{
+	for (int i = 0; i < sv->nsvcs; i++)
+		if (sv->svcs[i].pid == pid)
+			return &sv->svcs[i];
+	return NULL;
+}
+
 void sv_reap(sv_super *sv)
 {
+	sv_service *s;
 	int status;
 	pid_t pid;
 
-	while ((pid = waitpid(-1, &status, WNOHANG)) > 0) {
-		for (int i = 0; i < sv->nsvcs; i++) {
-			if (sv->svcs[i].pid == pid) {
-				sv_service_died(sv, &sv->svcs[i], status, false, false);
-				break;
-			}
+	while ((pid = waitpid(-1, &status, WNOHANG)) > 0)
+		if ((s = sv_by_pid(sv, pid)))
+			sv_service_died(sv, s, status, false, false);
+}
+
+int sv_reap_starting(sv_super *sv, sv_service *s, pid_t pid, int *status)
+{
+	sv_service *o;
+	int st;
+	pid_t p;
+
+	while ((p = waitpid(-1, &st, WNOHANG)) > 0) {
+		if (p == pid) {
+			*status = st;
+			return -ECHILD;
 		}
+		o = sv_by_pid(sv, p);
+		if (!o)
+			continue;
+		/* Outside READY the group is starting: the death aborts it. */
+		sv_service_died(sv, o, st, false, !o->mount_svc && sv->state != SV_READY);
+		if (s->pid != pid)
+			return -ECANCELED;
 	}
+	return 0;
 }
 
 void sv_watchdog(sv_super *sv)

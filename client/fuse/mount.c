@@ -14,6 +14,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "mountpt.h"
 #include "xfuse.h"
 
 extern const struct fuse_lowlevel_ops xf_ops;
@@ -66,7 +67,8 @@ static int xf_clean_stale(const char *path, struct stat *st)
 int xf_mountpoint_check(const char *path, bool clean_stale)
 {
 	struct stat st;
-	int r = stat(path, &st) < 0 ? -errno : 0;
+	/* Asked of the daemon itself: cached attributes hide a dead one. */
+	int r = cm_mount_stale(path) ? -ENOTCONN : stat(path, &st) < 0 ? -errno : 0;
 
 	if (r == -ENOTCONN && clean_stale) {
 		r = xf_clean_stale(path, &st);

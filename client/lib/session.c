@@ -6,7 +6,8 @@
  * and the server (root or our own uid, by SO_PEERCRED) are trusted.
  * A call in flight on a session that dies fails with -EIO at once; a call
  * that reaches its deadline fails with -ETIMEDOUT and leaves the session
- * dead too (its lane still holds the request). The next call attaches
+ * dead too (its lane still holds the request). A session whose socket hung
+ * up while idle is dead before the next call is sent. The next call attaches
  * anew, retrying while the supervisor runs (a group restart) until its own
  * deadline; each new session bumps the handle's generation. A call takes
  * mtx once, to borrow its lane; giving the lane back is an atomic clear,
@@ -204,7 +205,18 @@ static int x3_lane_wait(ext3d *fs, uint64_t deadline)
 	return 0;
 }
 
+static bool x3_hung_up(int sock)
+{
+	struct pollfd pfd = {.fd = sock, .events = POLLIN};
+
+	return poll(&pfd, 1, 0) > 0;
+}
+
 /* Borrows a free lane; replaces a dead session first once nobody uses it.
+ * A session whose inode-svc went away while no call was on it (a group
+ * restart between two calls) is found dead here, before a request is
+ * pushed where nobody serves it, so that only calls in flight at the
+ * restart fail.
  * Only threads holding mtx set busy bits, so a bit seen clear here stays
  * clear until set; x3_lane_give clears bits without mtx. */
 static int x3_lane_take(ext3d *fs, unsigned *ret, uint64_t deadline)
@@ -216,6 +228,8 @@ static int x3_lane_take(ext3d *fs, unsigned *ret, uint64_t deadline)
 	for (;;) {
 		unsigned busy = __atomic_load_n(&fs->busy, __ATOMIC_SEQ_CST);
 		bool retry = false; /* the new session's attach may work later */
+		if (!fs->dead && fs->seg && x3_hung_up(fs->sock))
+			__atomic_store_n(&fs->dead, true, __ATOMIC_RELAXED);
 		if (!fs->dead && fs->seg && busy != all) {
 			unsigned lane = (unsigned)__builtin_ctz(~busy);
 			__atomic_fetch_or(&fs->busy, 1u << lane, __ATOMIC_ACQUIRE);
@@ -292,13 +306,6 @@ static void x3_lane_give(ext3d *fs, unsigned lane, bool dead)
 	pthread_mutex_lock(&fs->mtx);
 	pthread_cond_signal(&fs->lane_free);
 	pthread_mutex_unlock(&fs->mtx);
-}
-
-static bool x3_hung_up(int sock)
-{
-	struct pollfd pfd = {.fd = sock, .events = POLLIN};
-
-	return poll(&pfd, 1, 0) > 0;
 }
 
 int x3_call_io(ext3d *fs, cm_fs_req *req, cm_fs_resp *resp, x3_io *io)

@@ -5,8 +5,10 @@
 # alone, no_new_privs and a seccomp filter; compose/down unmounts first and leaves a
 # clean image; `ext3d mount [-o LIST]` and `ext3d umount` on a running
 # instance, a busy mount detached lazily with a message; a SIGKILLed ext3d-fuse is
-# restarted at the same place while the descriptors opened before give
-# EIO or ENOTCONN; a group restart leaves the mount alone; the stale mount
+# restarted at the same place, with a file still open on the dead mount,
+# ready only once its own new mount is there, while the descriptors opened
+# before give EIO or ENOTCONN; a group restart leaves the mount alone and
+# the first call after it succeeds; the stale mount
 # a killed supervisor leaves is cleaned by the next compose/down or
 # compose/up; a front end that exits before it mounts fails `ext3d mount`
 # and is not restarted, one that crashes in a loop is unmounted and marked
@@ -30,21 +32,27 @@ mke2fs -q -F -t ext3 -d "$T_TMP/src" "$img" 32M >/dev/null 2>&1
 t_ok $? "mke2fs -t ext3 -d (an image with files)"
 
 mounted() { t_fuse_mounted "$1"; }
+# mount_ids DIR: the ids of the mounts at DIR, bottom to top.
+mount_ids() { awk -v m="$1" '$5 == m { printf "%s%s", s, $1; s = " " }' /proc/self/mountinfo; }
 fuse_pid() { t_field $n services.ext3d-fuse.pid; }
-# wait_fuse: until ext3d-fuse is ready again (up to 10 s).
+# wait_fuse [OLDPID]: until ext3d-fuse is ready again, in another process
+# than OLDPID (up to 10 s).
 wait_fuse() {
 	for _ in $(seq 200); do
-		[ "$(t_field $n services.ext3d-fuse.state 2>/dev/null)" = ready ] && return 0
+		[ "$(t_field $n services.ext3d-fuse.state 2>/dev/null)" = ready ] &&
+			[ "$(fuse_pid)" != "${1:-}" ] && return 0
 		sleep 0.05
 	done
 	return 1
 }
-# errno_of FD: the errno name a read of descriptor FD fails with, or "ok".
+# errno_of FD|PATH: the errno name a read of descriptor FD (a stat of
+# PATH) fails with, or "ok".
 errno_of() {
 	python3 -c '
 import errno, os, sys
+a = sys.argv[1]
 try:
-    os.read(int(sys.argv[1]), 4096); print("ok")
+    os.read(int(a), 4096) if a.isdigit() else os.stat(a); print("ok")
 except OSError as e:
     print(errno.errorcode[e.errno])' "$1"
 }
@@ -119,22 +127,28 @@ mounted "$mnt"
 t_ok "$([ $? -ne 0 ]; echo $?)" "and is out of the mount table at once"
 kill $busy 2>/dev/null; wait $busy 2>/dev/null
 
-# A killed ext3d-fuse comes back at the same place; old descriptors fail.
-"$T_EXT3D" --instance $n mount "$mnt" >/dev/null 2>&1
+# A killed ext3d-fuse comes back at the same place, whatever was open on
+# the dead mount; old descriptors fail. Attributes cached for long, as a
+# busy mount has them fresh: a stat of the dead mount then succeeds.
+"$T_EXT3D" --instance $n mount -o attr_timeout=60 "$mnt" >/dev/null 2>&1
 exec 8<"$mnt/big"
-old=$(fuse_pid)
+old=$(fuse_pid) oldmnt=$(mount_ids "$mnt")
 kill -9 "$old"
-sleep 0.2
-wait_fuse
-t_ok $? "a SIGKILLed ext3d-fuse is restarted"
+wait_fuse "$old"
+t_ok $? "a SIGKILLed ext3d-fuse (a file open on its mount) is restarted"
 t_ok "$([ "$(fuse_pid)" != "$old" ] && [ "$(fuse_pid)" != 0 ]; echo $?)" "as a new process"
 mounted "$mnt" && cmp -s "$T_TMP/src/big" "$mnt/big"
 t_ok $? "mounted again at the same place, files there"
+newmnt=$(mount_ids "$mnt")
+t_ok "$([ -n "$newmnt" ] && [ "$newmnt" = "${newmnt% *}" ] && [ "$newmnt" != "$oldmnt" ]; echo $?)" \
+	"ready with its own new mount, the dead one detached (mount ids: $oldmnt, then $newmnt)"
 e=$(errno_of 8)
 t_ok "$(case $e in EIO|ENOTCONN) echo 0 ;; *) echo 1 ;; esac)" \
 	"a descriptor opened before the kill gives EIO or ENOTCONN ($e), not data"
 exec 8<&-
 t_ok "$([ "$(t_field $n services.ext3d-fuse.restarts)" -ge 1 ]; echo $?)" "status counts the restart"
+"$T_EXT3D" --instance $n umount >/dev/null 2>&1
+"$T_EXT3D" --instance $n mount "$mnt" >/dev/null 2>&1
 
 # A group restart: ext3d-fuse keeps running and its session re-attaches.
 old=$(fuse_pid)
@@ -142,6 +156,9 @@ kill -9 "$(t_svc_pid $n inode-svc)"
 sleep 0.3
 t_instance_wait_ready $n >/dev/null
 t_is "$(fuse_pid)" "$old" "a group restart (inode-svc killed) leaves ext3d-fuse running"
+# Nothing was in flight at the restart: the first call after it succeeds.
+t_is "$(errno_of "$mnt/missing-$$")" ENOENT \
+	"the first call through the mount after the restart gets its answer (a missing name: ENOENT)"
 ok=1
 for _ in $(seq 50); do
 	cmp -s "$T_TMP/src/sub/small" "$mnt/sub/small" 2>/dev/null && { ok=0; break; }
