@@ -106,7 +106,7 @@ int sv_mount_service_start(sv_super *sv, int slot, int *status, bool *hung)
 	sv_service *s = &sv->svcs[slot];
 	char path[CM_PATH_MAX];
 	uint64_t deadline = cm_now_ns() + SV_READY_TIMEOUT_MS * 1000000ULL;
-	cm_mount before, now;
+	cm_mount before = {0}, now;
 	pid_t pid;
 	int r;
 
@@ -118,8 +118,7 @@ int sv_mount_service_start(sv_super *sv, int slot, int *status, bool *hung)
 		return 0;
 	sv_mount_clear_dead(sv, s, path);
 	/* Ready once a FUSE mount other than what is there now is on top. */
-	if (!sv_mounted(path, &before))
-		before.id = 0;
+	(void)sv_mounted(path, &before);
 	r = sv_expand_argv(sv, s, s->words);
 	if (r < 0)
 		return r;
