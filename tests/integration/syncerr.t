@@ -1,0 +1,111 @@
+#!/bin/sh
+# syncerr.t - what a successful sync promises across group restarts
+# (docs/write-path.md, "Durability"). Each CLI call is a session of its
+# own, so a sync cannot learn from its session that an earlier one's
+# writes were thrown away: the instance's error sequence tells it.
+#   1. `ext3d put` returns 0, inode-svc or journald-svc is SIGKILLed before
+#      the put's transaction commits (commit interval 60 s), `ext3d sync`
+#      then returns EIO, once: the next sync returns 0.
+#   2. Nothing acknowledged was lost (put, sync, kill): the sync after the
+#      restart returns 0 and the file is there.
+#   3. The issue's loop at the default commit interval, the kill after a
+#      delay or after the put's commit: every file whose sync returned 0
+#      is there, whole.
+# e2fsck -fn on the image at the end.
+set -u
+. "$(dirname "$0")/../lib/tap.sh"
+. "$T_TOP/tests/lib/instance.sh"
+
+img=$T_TMP/img n=t-syncerr
+mke2fs -q -F -t ext3 -b 1024 "$img" 64M >/dev/null 2>&1
+t_ok $? "mke2fs -t ext3"
+
+up() { # up COMMIT_MS
+	t_instance_start $n "$T_TOP/compose/ext3d.compose" --set "IMAGE=$img" \
+		--set BLOCKDEV_ARGS= --set "COMMIT_MS=$1" --restart-delay-max 250 >/dev/null
+}
+x() { "$T_EXT3D" --instance $n "$@"; }
+# kill_wait SERVICE: SIGKILL it, then wait for the group's restart to end.
+kill_wait() {
+	before=$(t_field $n "services.$1.restarts")
+	kill -9 "$(t_svc_pid $n "$1")" || return 1
+	for _ in $(seq 400); do
+		[ "$(t_field $n "services.$1.restarts" 2>/dev/null)" != "$before" ] && break
+		sleep 0.05
+	done
+	t_instance_wait_ready $n
+}
+# sync_rc: the exit status of `ext3d sync`, and its message on stdout.
+sync_rc() {
+	x sync 2>"$T_TMP/sync.err"
+	echo "$? $(sed 's/^ext3d: //' "$T_TMP/sync.err")"
+}
+# committed: waits until the running transaction has committed.
+committed() {
+	tid=$(t_field $n journal.running_tid)
+	for _ in $(seq 600); do
+		[ "$tid" = 0 ] || [ "$(t_field $n journal.commit_sequence)" -ge "$tid" ] && return 0
+		sleep 0.1
+	done
+	return 1
+}
+# same PATH LOCAL: PATH on ext3d holds LOCAL's bytes.
+same() { x get "$1" "$T_TMP/got" 2>/dev/null && cmp -s "$T_TMP/got" "$2"; }
+
+up 60000
+t_ok $? "instance ready (commit interval 60 s)"
+for svc in inode-svc journald-svc; do
+	seq 1 500 | sed "s/^/$svc /" >"$T_TMP/lost"
+	x put "$T_TMP/lost" "/lost-$svc"
+	t_ok $? "put /lost-$svc ($svc)"
+	kill_wait $svc
+	t_ok $? "SIGKILL $svc: the group restarted"
+	t_is "$(sync_rc)" "1 sync: Input/output error" \
+		"a new session's sync after the restart that lost the put: EIO ($svc)"
+	t_is "$(sync_rc)" "0 " "the next sync: 0, the loss was reported ($svc)"
+done
+
+seq 1 800 >"$T_TMP/kept"
+x put "$T_TMP/kept" /kept && x sync
+t_ok $? "put /kept, sync"
+kill_wait inode-svc
+t_ok $? "SIGKILL inode-svc: the group restarted"
+t_is "$(sync_rc)" "0 " "nothing acknowledged was lost: the sync after the restart returns 0"
+same /kept "$T_TMP/kept"
+t_ok $? "/kept is there, whole"
+t_instance_stop $n
+
+# The issue's loop. A sync that returns 0 after a put must find the put's
+# file durable, whether the kill came before its commit or after.
+up 5000
+t_ok $? "instance ready (commit interval 5 s)"
+rounds=12 ok=0 eio=0 other=0 missing=
+for i in $(seq $rounds); do
+	seq "$i" 700 | sed "s/^/$i /" >"$T_TMP/f$i"
+	if ! x put "$T_TMP/f$i" "/f$i"; then
+		other=$((other + 1))
+		continue
+	fi
+	# Most kills come before the commit, one in three after it.
+	if [ $((i % 3)) -eq 0 ]; then committed; else
+		sleep "0.$(printf %03d $((i * 83 % 1000)))"; fi
+	svc=inode-svc
+	[ $((i % 4)) -eq 1 ] && svc=journald-svc
+	kill_wait $svc >/dev/null || { other=$((other + 1)); break; }
+	case $(sync_rc) in
+	"0 ")
+		ok=$((ok + 1))
+		same "/f$i" "$T_TMP/f$i" || missing="$missing /f$i" ;;
+	"1 sync: Input/output error") eio=$((eio + 1)) ;;
+	*) other=$((other + 1)) ;;
+	esac
+done
+t_diag "$rounds rounds: sync returned 0 $ok times, EIO $eio times, something else $other times"
+t_is "$other" 0 "every put and every sync answered 0 or EIO"
+t_is "${missing:-none}" none "every file whose sync returned 0 is there, whole"
+t_instance_stop $n
+
+e2fsck -fn "$img" >"$T_TMP/fsck.out" 2>&1
+t_ok $? "e2fsck -fn clean"
+[ -n "$(tail -c 1 "$T_TMP/fsck.out")" ] && sed 's/^/#   /' "$T_TMP/fsck.out" | head -20
+t_done
