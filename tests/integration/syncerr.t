@@ -11,6 +11,7 @@
 #   3. The issue's loop at the default commit interval, the kill after a
 #      delay or after the put's commit: every file whose sync returned 0
 #      is there, whole.
+# 2 and 3 run in ordered and in writeback mode.
 # e2fsck -fn on the image at the end.
 set -u
 . "$(dirname "$0")/../lib/tap.sh"
@@ -20,9 +21,10 @@ img=$T_TMP/img n=t-syncerr
 mke2fs -q -F -t ext3 -b 1024 "$img" 64M >/dev/null 2>&1
 t_ok $? "mke2fs -t ext3"
 
-up() { # up COMMIT_MS
+up() { # up COMMIT_MS [DATA]
 	t_instance_start $n "$T_TOP/compose/ext3d.compose" --set "IMAGE=$img" \
-		--set BLOCKDEV_ARGS= --set "COMMIT_MS=$1" --restart-delay-max 250 >/dev/null
+		--set BLOCKDEV_ARGS= --set "COMMIT_MS=$1" --set "DATA=${2:-ordered}" \
+		--restart-delay-max 250 >/dev/null
 }
 x() { "$T_EXT3D" --instance $n "$@"; }
 # kill_wait SERVICE: SIGKILL it, then wait for the group's restart to end.
@@ -65,45 +67,50 @@ for svc in inode-svc journald-svc; do
 	t_is "$(sync_rc)" "0 " "the next sync: 0, the loss was reported ($svc)"
 done
 
-seq 1 800 >"$T_TMP/kept"
-x put "$T_TMP/kept" /kept && x sync
-t_ok $? "put /kept, sync"
-kill_wait inode-svc
-t_ok $? "SIGKILL inode-svc: the group restarted"
-t_is "$(sync_rc)" "0 " "nothing acknowledged was lost: the sync after the restart returns 0"
-same /kept "$T_TMP/kept"
-t_ok $? "/kept is there, whole"
-t_instance_stop $n
+# The issue's loop, in ordered mode and in writeback (where a commit is
+# not enough: the data is durable once an fsync or sync has flushed it).
+# A sync that returns 0 after a put must find the put's file durable,
+# whether the kill came before its commit or after.
+for mode in ordered writeback; do
+	up 5000 $mode
+	t_ok $? "instance ready ($mode, commit interval 5 s)"
+	seq 1 800 >"$T_TMP/kept"
+	x put "$T_TMP/kept" "/kept-$mode" && x sync
+	t_ok $? "put /kept-$mode, sync"
+	kill_wait inode-svc
+	t_ok $? "SIGKILL inode-svc: the group restarted"
+	t_is "$(sync_rc)" "0 " "nothing acknowledged was lost: the sync after the restart returns 0 ($mode)"
+	same "/kept-$mode" "$T_TMP/kept"
+	t_ok $? "/kept-$mode is there, whole"
 
-# The issue's loop. A sync that returns 0 after a put must find the put's
-# file durable, whether the kill came before its commit or after.
-up 5000
-t_ok $? "instance ready (commit interval 5 s)"
-rounds=12 ok=0 eio=0 other=0 missing=
-for i in $(seq $rounds); do
-	seq "$i" 700 | sed "s/^/$i /" >"$T_TMP/f$i"
-	if ! x put "$T_TMP/f$i" "/f$i"; then
-		other=$((other + 1))
-		continue
-	fi
-	# Most kills come before the commit, one in three after it.
-	if [ $((i % 3)) -eq 0 ]; then committed; else
-		sleep "0.$(printf %03d $((i * 83 % 1000)))"; fi
-	svc=inode-svc
-	[ $((i % 4)) -eq 1 ] && svc=journald-svc
-	kill_wait $svc >/dev/null || { other=$((other + 1)); break; }
-	case $(sync_rc) in
-	"0 ")
-		ok=$((ok + 1))
-		same "/f$i" "$T_TMP/f$i" || missing="$missing /f$i" ;;
-	"1 sync: Input/output error") eio=$((eio + 1)) ;;
-	*) other=$((other + 1)) ;;
-	esac
+	rounds=12 ok=0 eio=0 other=0 missing=
+	[ $mode = writeback ] && rounds=6
+	for i in $(seq $rounds); do
+		f=$mode-$i
+		seq "$i" 700 | sed "s/^/$f /" >"$T_TMP/$f"
+		if ! x put "$T_TMP/$f" "/$f"; then
+			other=$((other + 1))
+			continue
+		fi
+		# Most kills come before the commit, one in three after it.
+		if [ $((i % 3)) -eq 0 ]; then committed; else
+			sleep "0.$(printf %03d $((i * 83 % 1000)))"; fi
+		svc=inode-svc
+		[ $((i % 4)) -eq 1 ] && svc=journald-svc
+		kill_wait $svc >/dev/null || { other=$((other + 1)); break; }
+		case $(sync_rc) in
+		"0 ")
+			ok=$((ok + 1))
+			same "/$f" "$T_TMP/$f" || missing="$missing /$f" ;;
+		"1 sync: Input/output error") eio=$((eio + 1)) ;;
+		*) other=$((other + 1)) ;;
+		esac
+	done
+	t_diag "$mode, $rounds rounds: sync returned 0 $ok times, EIO $eio times, something else $other times"
+	t_is "$other" 0 "every put and every sync answered 0 or EIO ($mode)"
+	t_is "${missing:-none}" none "every file whose sync returned 0 is there, whole ($mode)"
+	t_instance_stop $n
 done
-t_diag "$rounds rounds: sync returned 0 $ok times, EIO $eio times, something else $other times"
-t_is "$other" 0 "every put and every sync answered 0 or EIO"
-t_is "${missing:-none}" none "every file whose sync returned 0 is there, whole"
-t_instance_stop $n
 
 e2fsck -fn "$img" >"$T_TMP/fsck.out" 2>&1
 t_ok $? "e2fsck -fn clean"
