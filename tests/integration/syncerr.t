@@ -30,7 +30,11 @@ x() { "$T_EXT3D" --instance $n "$@"; }
 # kill_wait SERVICE: SIGKILL it, then wait for the group's restart to end.
 kill_wait() {
 	before=$(t_field $n "services.$1.restarts")
-	kill -9 "$(t_svc_pid $n "$1")" || return 1
+	pid=$(t_svc_pid $n "$1")
+	case $pid in
+	'' | 0 | *[!0-9]*) echo "# no pid for $1: '$pid'"; return 1 ;;
+	esac
+	kill -9 "$pid" || return 1
 	for _ in $(seq 400); do
 		[ "$(t_field $n "services.$1.restarts" 2>/dev/null)" != "$before" ] && break
 		sleep 0.05
