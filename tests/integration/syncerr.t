@@ -27,17 +27,19 @@ up() { # up COMMIT_MS [DATA]
 		--restart-delay-max 250 >/dev/null
 }
 x() { "$T_EXT3D" --instance $n "$@"; }
+# generation: how many group restarts the instance has been through.
+generation() { t_status $n 2>/dev/null | grep -o '"generation":[0-9]*'; }
 # kill_wait SERVICE: SIGKILL it, then wait for the group's restart to end.
 kill_wait() {
-	before=$(t_field $n "services.$1.restarts")
+	before=$(generation)
 	pid=$(t_svc_pid $n "$1")
 	case $pid in
 	'' | 0 | *[!0-9]*) echo "# no pid for $1: '$pid'"; return 1 ;;
 	esac
 	kill -9 "$pid" || return 1
-	for _ in $(seq 400); do
-		[ "$(t_field $n "services.$1.restarts" 2>/dev/null)" != "$before" ] && break
-		sleep 0.05
+	for _ in $(seq 100); do
+		[ "$(generation)" != "$before" ] && break
+		sleep 0.2
 	done
 	t_instance_wait_ready $n
 }
@@ -87,8 +89,8 @@ for mode in ordered writeback; do
 	same "/kept-$mode" "$T_TMP/kept"
 	t_ok $? "/kept-$mode is there, whole"
 
-	rounds=12 ok=0 eio=0 other=0 missing=
-	[ $mode = writeback ] && rounds=6
+	rounds=9 ok=0 eio=0 other=0 missing=
+	[ $mode = writeback ] && rounds=3
 	for i in $(seq $rounds); do
 		f=$mode-$i
 		seq "$i" 700 | sed "s/^/$f /" >"$T_TMP/$f"
