@@ -214,7 +214,9 @@ int ext3d_fallocate_ino(ext3d *fs, uint64_t ino, int mode, uint64_t off, uint64_
 /* Returns once the commit holding ino's changes is durable; datasync
  * skips a commit that changed only its timestamps. */
 int ext3d_fsync_ino(ext3d *fs, uint64_t ino, int datasync);
-/* Everything written so far is durable when it returns. */
+/* Everything written so far is durable when it returns 0. -EIO when a
+ * group restart since the last sync that reported one discarded changes
+ * acknowledged to any client, in any session (docs/write-path.md). */
 int ext3d_sync(ext3d *fs);
 
 /* Acting for another user (a file server such as ext3d-fuse): from this

@@ -3,8 +3,9 @@
  * The supervisor lays the arena out once (cm_layout_init); services find the
  * layout through the arena header. It holds the lock set, one slot per
  * service (pid, state, doorbell), the dead-owner mailbox, the channels
- * (request/response ring pairs, chan.h) and the buffer cache (bcache.h),
- * which the first service that reads the filesystem creates.
+ * (request/response ring pairs, chan.h), the buffer cache (bcache.h),
+ * which the first service that reads the filesystem creates, and the
+ * instance's write-error sequence (errseq.h).
  */
 #ifndef CM_LAYOUT_H
 #define CM_LAYOUT_H
@@ -13,6 +14,7 @@
 #include <stdint.h>
 
 #include "arena.h"
+#include "errseq.h"
 #include "futex.h"
 #include "lockset.h"
 
@@ -62,6 +64,7 @@ typedef struct cm_layout {
 	_Atomic cm_off bcache;             /* [atomic] the buffer cache, 0 until made */
 	_Atomic cm_off journal;            /* [atomic] the journal (jbd/journal.h), 0 until made */
 	_Atomic cm_off alloc;              /* [atomic] cm_alloc_shared (allocproto.h), 0 until made */
+	cm_errseq errseq;                  /* as errseq.h says; seeded by the supervisor */
 } cm_layout;
 
 /* Supervisor: lays out a new arena. */

@@ -135,6 +135,7 @@ static int sv_arena_new(sv_super *sv)
 	l = cm_layout_get(a);
 	for (int i = 0; i < sv->nsvcs; i++)
 		snprintf(l->svcs[i].name, CM_SVC_NAME_MAX, "%s", sv->svcs[i].name);
+	sv_errseq_seed(sv, l);
 	pthread_mutex_lock(&sv->mtx);
 	sv->arena = a;
 	pthread_mutex_unlock(&sv->mtx);
@@ -225,6 +226,7 @@ void sv_group_restart(sv_super *sv, const char *why, uint32_t delay_ms)
 	if (sv->arena)
 		atomic_store(&sv->arena->hdr->state, CM_ARENA_DISCARDED);
 	sv_group_kill(sv, SIGKILL, 0);
+	sv_errseq_carry(sv);
 	pthread_mutex_lock(&sv->mtx);
 	sv->arena = cm_arena_free(sv->arena);
 	sv->generation++;

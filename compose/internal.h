@@ -152,12 +152,20 @@ typedef struct sv_super {
 	char mount_opts[SV_MOUNT_OPTS_MAX]; /* [mtx] its -o list, "" for none */
 	char mount_optarg[SV_MOUNT_OPTS_MAX + 2]; /* [mtx] ${MOUNT_OPTS}: "-o" and the list, or "" */
 	sv_mount_req mreq;            /* [mtx] */
+	uint32_t errseq;              /* [main thread] the error sequence (errseq.c) */
+	uint32_t errseq_seen;         /* [main thread] its value the last reporting sync saw */
 	pthread_cond_t mcond;         /* signals mreq.done */
 } sv_super;
 
 /* compose.c */
 int sv_compose_load(sv_super *sv);
 const char *sv_policy_name(enum sv_policy p);
+
+/* errseq.c: after a group died, before its arena is freed: carries the
+ * error sequence over, one higher if acknowledged changes were lost. */
+void sv_errseq_carry(sv_super *sv);
+/* A new arena's error sequence. */
+void sv_errseq_seed(sv_super *sv, cm_layout *l);
 
 /* group.c */
 /* A new arena and every service in order: 0 when ready, -ECHILD when a

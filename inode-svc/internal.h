@@ -120,6 +120,9 @@ void ino_thread_bdev_close(void);
 int ino_txn_setup(ino_svc *s);
 int ino_txn_start(ino_svc *s, const ino_creds *c, int credits, ino_txn **ret);
 int ino_txn_stop(ino_txn *t, uint32_t *tid);
+/* As ino_txn_stop, for a change the caller is about to acknowledge to a
+ * client: the instance's error sequence (errseq.h) learns its tid first. */
+int ino_txn_stop_acked(ino_txn *t, uint32_t *tid);
 /* Returns once transaction tid is durable (fsync); 0 or -EIO. */
 int ino_txn_wait(ino_svc *s, uint32_t tid);
 /* Commits the running transaction and waits for it (sync). */

@@ -139,7 +139,7 @@ void ino_op_release(ino_svc *s, uint32_t ino)
 int ino_op_stop(ino_txn *t, const uint32_t *inos, unsigned n, bool data)
 {
 	uint32_t tid;
-	int r = ino_txn_stop(t, &tid);
+	int r = ino_txn_stop_acked(t, &tid);
 
 	for (unsigned i = 0; i < n; i++)
 		if (inos[i])

@@ -84,7 +84,9 @@ void ino_op_release(ino_svc *s, uint32_t ino);
  * journal checkpoint the rest). Called with no transaction open. */
 #define INO_RETRIES 3
 bool ino_op_retry(ino_svc *s, int r, int *retries);
-/* Stops t and notes its tid for the n inodes it changed. */
+/* Stops t, a change the caller acknowledges to its client, and notes its
+ * tid for the n inodes it changed (fsync) and for the instance's error
+ * sequence (sync). */
 int ino_op_stop(ino_txn *t, const uint32_t *inos, unsigned n, bool data);
 
 /* ---- perm.c ---- */

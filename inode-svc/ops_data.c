@@ -345,12 +345,20 @@ int ino_h_fsync(ino_session *ss, const ino_creds *c, const cm_fs_req *rq, cm_fs_
 	return ino_txn_wait(ss->svc, tid);
 }
 
+/* A sync that made everything durable still returns -EIO if a group
+ * restart since the last sync discarded changes acknowledged to any
+ * client, in any session (errseq.h). */
 int ino_h_sync(ino_session *ss, const ino_creds *c, const cm_fs_req *rq, cm_fs_resp *rs,
 	       uint8_t *data)
 {
+	cm_errseq *e = &ss->svc->svc.layout->errseq;
+	uint32_t since = cm_errseq_since(e);
+	int r;
+
 	(void)c;
 	(void)rq;
 	(void)rs;
 	(void)data;
-	return ino_txn_sync(ss->svc);
+	r = ino_txn_sync(ss->svc);
+	return r < 0 ? r : cm_errseq_check(e, since);
 }

@@ -102,16 +102,27 @@ int ino_txn_stop(ino_txn *t, uint32_t *tid)
 	return t->err ? t->err : r;
 }
 
+int ino_txn_stop_acked(ino_txn *t, uint32_t *tid)
+{
+	cm_errseq_ack(&t->s->svc.layout->errseq, jbd_handle_tid(t->h));
+	return ino_txn_stop(t, tid);
+}
+
 /* data=writeback: file data is only dirty in the cache, never ordered
- * before a commit, so durability writes it out. */
-static int ino_txn_flush_data(ino_svc *s)
+ * before a commit, so durability writes it out; then transaction tid
+ * (committed) is durable with its data, and so is every one before it. */
+static int ino_txn_flush_data(ino_svc *s, uint32_t tid)
 {
 	cm_bdev *bd;
+	int r;
 
 	if (s->jc->j->data_mode != JBD_DATA_WRITEBACK)
 		return 0;
 	bd = ino_thread_bdev(s);
-	return bd ? cm_bcache_sync(s->cache, bd) : -EIO;
+	r = bd ? cm_bcache_sync(s->cache, bd) : -EIO;
+	if (r == 0)
+		cm_errseq_durable(&s->svc.layout->errseq, tid);
+	return r;
 }
 
 int ino_txn_wait(ino_svc *s, uint32_t tid)
@@ -124,7 +135,7 @@ int ino_txn_wait(ino_svc *s, uint32_t tid)
 	r = jbd_commit_tid(s->jc, tid);
 	if (r == 0)
 		r = jbd_wait_commit(s->jc, tid);
-	return r == 0 ? ino_txn_flush_data(s) : r;
+	return r == 0 ? ino_txn_flush_data(s, tid) : r;
 }
 
 int ino_txn_sync(ino_svc *s)
@@ -137,7 +148,7 @@ int ino_txn_sync(ino_svc *s)
 	r = jbd_force_commit(s->jc, &tid);
 	if (r == 0)
 		r = jbd_wait_commit(s->jc, tid);
-	return r == 0 ? ino_txn_flush_data(s) : r;
+	return r == 0 ? ino_txn_flush_data(s, tid) : r;
 }
 
 int ino_txn_free_counts(ino_svc *s, uint64_t *bfree, uint64_t *ffree)

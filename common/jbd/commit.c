@@ -276,6 +276,10 @@ int jbd_commit_finish(jbd_ctx *jc, cm_bdev *bd, jbd_transaction *t)
 			jbd_abort(jc, r);
 		return r == -EOWNERDEAD ? r : -EIO;
 	}
+	/* Data that writeback mode left dirty is not durable yet: inode-svc
+	 * says so once an fsync or sync has flushed it. */
+	if (j->data_mode != JBD_DATA_WRITEBACK)
+		cm_errseq_durable(&jc->l->errseq, t->t_tid);
 	if ((r = jbd_forget_list(jc, t, jbd_commit_aborted(jc))) < 0)
 		return r;
 	if ((r = jbd_state_enter(jc)) < 0)
