@@ -352,7 +352,11 @@ def run(base, recs, cases, seed, work):
         probs, reason = check(case, fs, txs, path, recs, bytes(bad))
         what = 'case %d (seed %d): %s' % (i, seed, case.name)
         what += ' in transaction %d of %d' % (case.k, len(txs)) if case.k is not None and case.k < len(txs) else ''
-        print('%s\t%s\t%s' % ('not ok' if probs else 'ok', what, ' | '.join(probs) or reason))
+        # One line a case: a problem quoting a program's output keeps its
+        # lines apart with " / ".
+        diag = ' | '.join(probs) or reason
+        print('%s\t%s\t%s' % ('not ok' if probs else 'ok', what,
+                              ' / '.join(diag.split('\n'))))
         sys.stdout.flush()
 
 
