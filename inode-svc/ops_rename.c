@@ -295,6 +295,8 @@ int ino_h_rename(ino_session *ss, const ino_creds *c, const cm_fs_req *rq, cm_fs
 		if (r < 0)
 			break;
 		r = exchange ? ino_rn_check_exchange(s, c, &x) : ino_rn_check(s, c, &x, rq->flags);
+		if (r == 0 && !exchange && x.tgtino)
+			r = ino_op_may_unlink(s, &x.tgt);
 		if (r == 0)
 			r = ino_txn_start(s, c, INO_CRED_RENAME + 2 * INO_CRED_INODE, &t);
 		if (r == 0) {

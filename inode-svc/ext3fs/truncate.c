@@ -399,6 +399,9 @@ int ino_truncate(ino_fs *fs, ino_txn *t, ino_inode *in, uint64_t size)
 		ino_inode_touch(t, in, true);
 		return ino_inode_write(fs, t, in);
 	}
+	r = ino_map_check(fs, in, (size + bs - 1) / bs);
+	if (r < 0)
+		return r;
 	if (changed && size % bs) {
 		r = zero_part(fs, t, in, size, size - size % bs + bs);
 		if (r < 0)
@@ -517,6 +520,9 @@ int ino_inode_delete(ino_fs *fs, ino_txn *t, ino_inode *in)
 
 	if (in->links)
 		return -EINVAL;
+	r = ino_map_check(fs, in, 0);
+	if (r < 0)
+		return r;
 	in->size = 0;
 	if (ino_has_block_map(fs, in))
 		r = blocks_past(fs, in, 0, &any);
