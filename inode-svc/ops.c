@@ -102,6 +102,12 @@ int ino_op_lookup(ino_svc *s, const ino_inode *dir, const char *name, size_t len
 	return r;
 }
 
+void ino_op_lose_subdir(ino_inode *dir)
+{
+	if (dir->links > 2)
+		dir->links--;
+}
+
 int ino_op_may_unlink(ino_svc *s, const ino_inode *in)
 {
 	if (!S_ISDIR(in->mode) && in->links > 1)
