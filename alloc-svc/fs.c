@@ -80,13 +80,13 @@ static int al_bitmap_free(al_svc *s, cm_bdev *bd, uint32_t blk, uint32_t nbits, 
 	return 0;
 }
 
-/* Group n's free counts as its bitmaps say, into c (which holds the
- * descriptor's): a count the bitmaps contradict is damage (e2fsck's "free
- * inodes count wrong for group"), which must not reach the superblock's
- * totals. The descriptor itself stays as it is: changed relative to its
- * value, it stays no more wrong than it came. */
-static int al_group_counts(al_svc *s, cm_bdev *bd, uint32_t n,
-			   const struct ext3_group_desc *gd, al_gd_counts *c)
+/* Whether group n's descriptor's free counts (in c) are its bitmaps':
+ * 1, or 0 when they disagree (e2fsck's "free inodes count wrong for
+ * group"), for one of the two is damaged and which is not known; or
+ * -errno. Neither is changed here: the allocations made in the group
+ * change them relative to their values, no more wrong than they came. */
+static int al_group_agrees(al_svc *s, cm_bdev *bd, uint32_t n,
+			   const struct ext3_group_desc *gd, const al_gd_counts *c)
 {
 	const cm_ext3_geom *g = &s->g;
 	uint32_t first = g->first_data_block + n * g->blocks_per_group;
@@ -98,17 +98,17 @@ static int al_group_counts(al_svc *s, cm_bdev *bd, uint32_t n,
 	if ((r = al_bitmap_free(s, bd, cm_le32(gd->bg_block_bitmap), nblocks, &fb)) < 0 ||
 	    (r = al_bitmap_free(s, bd, cm_le32(gd->bg_inode_bitmap), g->inodes_per_group, &fi)) < 0)
 		return r;
-	if (fb != c->free_blocks || fi != c->free_inodes)
-		cm_warn("group %u: its descriptor says %u free blocks and %u free inodes, its "
-			"bitmaps %u and %u: the totals take the bitmaps'", n, c->free_blocks,
-			c->free_inodes, fb, fi);
-	c->free_blocks = fb;
-	c->free_inodes = fi;
+	if (fb == c->free_blocks && fi == c->free_inodes)
+		return 1;
+	cm_warn("group %u: its descriptor says %u free blocks and %u free inodes, its bitmaps "
+		"%u and %u: the superblock's totals keep its share", n, c->free_blocks,
+		c->free_inodes, fb, fi);
 	return 0;
 }
 
-/* Checks every descriptor; sums the good ones' counts into *sum, the free
- * counts from the bitmaps when verify is set (new counters). */
+/* Checks every descriptor; sums the good ones' counts into *sum (the free
+ * counts, when verify is set for new counters, only where the bitmaps
+ * confirm them). */
 static int al_check_groups(al_svc *s, cm_bdev *bd, bool verify, al_gd_counts *sum)
 {
 	const cm_ext3_geom *g = &s->g;
@@ -138,15 +138,20 @@ static int al_check_groups(al_svc *s, cm_bdev *bd, bool verify, al_gd_counts *su
 		}
 		al_gd_counts c = {cm_le16(gd->bg_free_blocks_count),
 				  cm_le16(gd->bg_free_inodes_count), cm_le16(gd->bg_used_dirs_count)};
-		if (verify)
-			r = al_group_counts(s, bd, n, gd, &c);
+		sum->used_dirs += c.used_dirs;
+		r = verify ? al_group_agrees(s, bd, n, gd, &c) : 1;
+		if (r <= 0) {
+			bad = true;
+			continue;
+		}
+		r = 0;
 		sum->free_blocks += c.free_blocks;
 		sum->free_inodes += c.free_inodes;
-		sum->used_dirs += c.used_dirs;
 	}
 	cm_bcache_put(s->cache, bh);
-	/* The groups not used keep the share of the superblock's totals that
-	 * the others leave: what cannot be counted is not changed. */
+	/* The groups not used or not confirmed keep the share of the
+	 * superblock's totals that the others leave: what cannot be counted
+	 * is not changed. */
 	if (bad && sum->free_blocks < s->sb_free_blocks)
 		sum->free_blocks = s->sb_free_blocks;
 	if (bad && sum->free_inodes < s->sb_free_inodes)
