@@ -92,7 +92,7 @@ static int al_group_agrees(al_svc *s, cm_bdev *bd, uint32_t n,
 	uint32_t first = g->first_data_block + n * g->blocks_per_group;
 	uint32_t nblocks = g->blocks_count - first < g->blocks_per_group ?
 				   g->blocks_count - first : g->blocks_per_group;
-	uint32_t fb, fi;
+	uint32_t fb = 0, fi = 0;
 	int r;
 
 	if ((r = al_bitmap_free(s, bd, cm_le32(gd->bg_block_bitmap), nblocks, &fb)) < 0 ||

@@ -16,7 +16,8 @@
  * (grant.c).
  *
  * Locks: sessions_mtx (process-private) covers the session list; each
- * session's grants.mtx (a leaf) covers its grant table. No arena lock is
+ * session's grants.mtx (a leaf) covers its grant table; fserror.c's
+ * fserr_mtx (a leaf) serialises the records of errors in the superblock. No arena lock is
  * taken here beyond those inside the buffer cache.
  * Lock order: sessions_mtx -> grants.mtx (never both today).
  */
