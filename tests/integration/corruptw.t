@@ -146,14 +146,15 @@ out=$(timeout 20 "$T_EXT3D" --instance self truncate -s 0 /ind 2>&1)
 t_is "$out" "ext3d: /ind: Structure needs cleaning" "truncate of a file whose indirect block points at itself: EUCLEAN"
 size=$(timeout 20 "$T_EXT3D" --instance self stat /ind 2>/dev/null | sed -n 's/.*Size: \([0-9]*\).*/\1/p')
 t_is "$size" 20000 "the failed truncate kept the size"
-# Almost every free block goes to the next file once the truncate has
-# committed: a block the truncate freed would be among them.
+# Every free block goes to the next file once the truncate has committed
+# (it is larger than the free space): a block the truncate freed would be
+# among them.
 x sync
 free=$(dumpe2fs -h "$base1k" 2>/dev/null | sed -n 's/^Free blocks: *//p')
-kib=$((free * 250 / 256 - 20))
-head -c $((kib << 10)) /dev/urandom >"$T_TMP/big"
-x put "$T_TMP/big" /big
-t_ok $? "with errors=continue, the next file is written ($kib KiB: nearly every free block)"
+head -c $(((free + 64) << 10)) /dev/urandom >"$T_TMP/big"
+out=$(timeout 60 "$T_EXT3D" --instance self put "$T_TMP/big" /big 2>&1)
+t_is "$out" "ext3d: /big: No space left on device" \
+	"with errors=continue, the next file is written until no block is free"
 out=$(timeout 20 "$T_EXT3D" --instance self rm /ind 2>&1)
 t_is "$out" "ext3d: /ind: Structure needs cleaning" "rm of it: EUCLEAN"
 x stat /ind
