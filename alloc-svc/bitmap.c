@@ -93,3 +93,14 @@ bool al_release(uint8_t *live, uint8_t *committed, uint32_t bit)
 	live[bit >> 3] &= (uint8_t)~(1u << (bit & 7));
 	return true;
 }
+
+uint32_t al_count_zero(const uint8_t *map, uint32_t nbits)
+{
+	uint32_t set = 0, i;
+
+	for (i = 0; i + 8 <= nbits; i += 8)
+		set += (uint32_t)__builtin_popcount(map[i / 8]);
+	for (; i < nbits; i++)
+		set += al_test_bit(map, i);
+	return nbits - set;
+}

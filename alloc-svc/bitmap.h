@@ -28,6 +28,8 @@ int64_t al_find_usable(const uint8_t *live, const uint8_t *committed, uint32_t n
 /* The first clear bit of map in [from, nbits), or -1: where ext3 puts a
  * new inode in its group (inode bitmaps have no committed copy). */
 int64_t al_find_zero(const uint8_t *map, uint32_t from, uint32_t nbits);
+/* The clear bits of map in [0, nbits). */
+uint32_t al_count_zero(const uint8_t *map, uint32_t nbits);
 /* True if bit is set in map. */
 bool al_test_bit(const uint8_t *map, uint32_t bit);
 /* Sets bit in live if it is usable (ext3's claim_block): true if this call

@@ -48,6 +48,8 @@ static int al_read_super(al_svc *s, cm_bdev *bd)
 		s->first_ino = cm_le32(sb->s_rev_level) == EXT3_GOOD_OLD_REV
 				       ? EXT3_GOOD_OLD_FIRST_INO : cm_le32(sb->s_first_ino);
 		s->r_blocks = cm_le32(sb->s_r_blocks_count);
+		s->sb_free_blocks = cm_le32(sb->s_free_blocks_count);
+		s->sb_free_inodes = cm_le32(sb->s_free_inodes_count);
 		s->sparse_super = cm_le32(sb->s_feature_ro_compat) &
 				  EXT3_FEATURE_RO_COMPAT_SPARSE_SUPER;
 		s->sb_blocks = 1 + s->g.gdt_blocks;
@@ -65,17 +67,59 @@ static int al_read_super(al_svc *s, cm_bdev *bd)
 	return 0;
 }
 
-/* Checks every descriptor; sums the good ones' counts into *sum. */
-static int al_check_groups(al_svc *s, cm_bdev *bd, al_gd_counts *sum)
+/* The free bits of the bitmap at blk, of its first nbits. */
+static int al_bitmap_free(al_svc *s, cm_bdev *bd, uint32_t blk, uint32_t nbits, uint32_t *ret)
+{
+	cm_bh *bh;
+	int r = cm_bcache_read(s->cache, bd, blk, &bh);
+
+	if (r < 0)
+		return cm_log_errno(r, "reading the bitmap at block %u: %m", blk);
+	*ret = al_count_zero(cm_bh_data(s->cache, bh), nbits);
+	cm_bcache_put(s->cache, bh);
+	return 0;
+}
+
+/* Whether group n's descriptor's free counts (in c) are its bitmaps':
+ * 1, or 0 when they disagree (e2fsck's "free inodes count wrong for
+ * group"), for one of the two is damaged and which is not known; or
+ * -errno. Neither is changed here: the allocations made in the group
+ * change them relative to their values, no more wrong than they came. */
+static int al_group_agrees(al_svc *s, cm_bdev *bd, uint32_t n,
+			   const struct ext3_group_desc *gd, const al_gd_counts *c)
 {
 	const cm_ext3_geom *g = &s->g;
+	uint32_t first = g->first_data_block + n * g->blocks_per_group;
+	uint32_t nblocks = g->blocks_count - first < g->blocks_per_group ?
+				   g->blocks_count - first : g->blocks_per_group;
+	uint32_t fb = 0, fi = 0;
+	int r;
+
+	if ((r = al_bitmap_free(s, bd, cm_le32(gd->bg_block_bitmap), nblocks, &fb)) < 0 ||
+	    (r = al_bitmap_free(s, bd, cm_le32(gd->bg_inode_bitmap), g->inodes_per_group, &fi)) < 0)
+		return r;
+	if (fb == c->free_blocks && fi == c->free_inodes)
+		return 1;
+	cm_warn("group %u: its descriptor says %u free blocks and %u free inodes, its bitmaps "
+		"%u and %u: the superblock's totals keep its share", n, c->free_blocks,
+		c->free_inodes, fb, fi);
+	return 0;
+}
+
+/* Checks every descriptor; sums the good ones' counts into *sum (the free
+ * counts, when verify is set for new counters, only where the bitmaps
+ * confirm them). */
+static int al_check_groups(al_svc *s, cm_bdev *bd, bool verify, al_gd_counts *sum)
+{
+	const cm_ext3_geom *g = &s->g;
+	bool bad = false;
 	char why[160];
 	cm_bh *bh = NULL;
+	int r = 0;
 
 	*sum = (al_gd_counts){0};
-	for (uint32_t n = 0; n < g->group_count; n++) {
+	for (uint32_t n = 0; n < g->group_count && r == 0; n++) {
 		const struct ext3_group_desc *gd;
-		int r;
 
 		if (n % g->desc_per_block == 0) {
 			cm_bcache_put(s->cache, bh);
@@ -89,14 +133,30 @@ static int al_check_groups(al_svc *s, cm_bdev *bd, al_gd_counts *sum)
 			cm_err("%s: group %u is not used", why, n);
 			s->bad[n] = 1;
 			s->warned[n] = 1;
+			bad = true;
 			continue;
 		}
-		sum->free_blocks += cm_le16(gd->bg_free_blocks_count);
-		sum->free_inodes += cm_le16(gd->bg_free_inodes_count);
-		sum->used_dirs += cm_le16(gd->bg_used_dirs_count);
+		al_gd_counts c = {cm_le16(gd->bg_free_blocks_count),
+				  cm_le16(gd->bg_free_inodes_count), cm_le16(gd->bg_used_dirs_count)};
+		sum->used_dirs += c.used_dirs;
+		r = verify ? al_group_agrees(s, bd, n, gd, &c) : 1;
+		if (r <= 0) {
+			bad = true;
+			continue;
+		}
+		r = 0;
+		sum->free_blocks += c.free_blocks;
+		sum->free_inodes += c.free_inodes;
 	}
 	cm_bcache_put(s->cache, bh);
-	return 0;
+	/* The groups not used or not confirmed keep the share of the
+	 * superblock's totals that the others leave: what cannot be counted
+	 * is not changed. */
+	if (bad && sum->free_blocks < s->sb_free_blocks)
+		sum->free_blocks = s->sb_free_blocks;
+	if (bad && sum->free_inodes < s->sb_free_inodes)
+		sum->free_inodes = s->sb_free_inodes;
+	return r;
 }
 
 /* Finds the counters a previous instance made, or makes them. */
@@ -152,7 +212,9 @@ int al_fs_open(al_svc *s, cm_bdev *bd)
 	s->warned = calloc(s->g.group_count, 1);
 	if (!s->bad || !s->warned)
 		return -ENOMEM;
-	if ((r = al_check_groups(s, bd, &sum)) < 0)
+	/* Counters kept from the last instance are exact already, and the
+	 * bitmaps may be changing under other workers' group locks now. */
+	if ((r = al_check_groups(s, bd, atomic_load(&s->svc.layout->alloc) == 0, &sum)) < 0)
 		return r;
 	return al_shared(s, &sum);
 }

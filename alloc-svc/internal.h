@@ -49,6 +49,8 @@ typedef struct al_svc {
 	cm_ext3_geom g;              /* [immutable after start] */
 	uint32_t first_ino;          /* [immutable after start] first non-reserved inode */
 	uint32_t r_blocks;           /* [immutable after start] s_r_blocks_count */
+	uint32_t sb_free_blocks;     /* [immutable after start] the superblock's totals at start */
+	uint32_t sb_free_inodes;     /* [immutable after start] */
 	uint32_t sb_blocks;          /* [immutable after start] superblock, GDT and reserved
 				      * GDT blocks at the start of a group holding a copy */
 	bool sparse_super;           /* [immutable after start] */

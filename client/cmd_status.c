@@ -145,6 +145,10 @@ static void status_json(const Ext3d__StatusReply *st)
 		       (unsigned long long)st->cache->evictions,
 		       (unsigned long long)st->cache->reads, (unsigned long long)st->cache->writes,
 		       (unsigned long long)st->cache->errors);
+	printf(",\"filesystem\":{\"errors\":%u,\"read_only\":%s,\"last_error\":", st->fs_errors,
+	       st->read_only ? "true" : "false");
+	json_str(st->fs_error ? st->fs_error : "");
+	putchar('}');
 	journal_json(st->journal);
 	printf("}\n");
 }
@@ -206,6 +210,11 @@ static void status_text(const Ext3d__StatusReply *st)
 	       (unsigned long long)st->generation, st->locking, st->watchdog_ms);
 	if (*st->reason)
 		printf("reason: %s\n", st->reason);
+	if (st->fs_errors)
+		printf("filesystem: %u error%s recorded%s; last: %s\n", st->fs_errors,
+		       st->fs_errors == 1 ? "" : "s",
+		       st->read_only ? ", READ-ONLY (errors=remount-ro): writes get EROFS" : "",
+		       st->fs_error);
 	printf("%-16s %8s %-10s %8s %6s %-7s %s\n", "SERVICE", "PID", "STATE", "RESTARTS",
 	       "STALLS", "POLICY", "LAST EXIT");
 	for (size_t i = 0; i < st->n_services; i++) {

@@ -39,6 +39,9 @@
 #define EXT3_ERRORS_RO		2
 #define EXT3_ERRORS_PANIC	3
 
+/* s_first_error_errcode, s_last_error_errcode (ext4's EXT4_ERR_*) */
+#define EXT3_ERR_EFSCORRUPTED	5
+
 /* s_feature_compat */
 #define EXT3_FEATURE_COMPAT_DIR_PREALLOC	0x0001
 #define EXT3_FEATURE_COMPAT_IMAGIC_INODES	0x0002
@@ -145,7 +148,24 @@ struct ext3_super_block {
 	cm_le16_t s_min_extra_isize;		/* 0x15C */
 	cm_le16_t s_want_extra_isize;		/* 0x15E */
 	cm_le32_t s_flags;			/* 0x160 EXT3_FLAGS_... */
-	cm_le32_t s_reserved[167];		/* 0x164 ext4 fields; 0 on ext3 */
+	cm_le32_t s_reserved_ext4[12];		/* 0x164 ext4 fields; 0 on ext3 */
+	/* The errors met while mounted, as ext4 records them and e2fsck and
+	 * dumpe2fs read them on ext3 too. */
+	cm_le32_t s_error_count;		/* 0x194 */
+	cm_le32_t s_first_error_time;		/* 0x198 */
+	cm_le32_t s_first_error_ino;		/* 0x19C */
+	cm_le64_t s_first_error_block;		/* 0x1A0 */
+	char s_first_error_func[32];		/* 0x1A8 not NUL-terminated */
+	cm_le32_t s_first_error_line;		/* 0x1C8 */
+	cm_le32_t s_last_error_time;		/* 0x1CC */
+	cm_le32_t s_last_error_ino;		/* 0x1D0 */
+	cm_le32_t s_last_error_line;		/* 0x1D4 */
+	cm_le64_t s_last_error_block;		/* 0x1D8 */
+	char s_last_error_func[32];		/* 0x1E0 not NUL-terminated */
+	uint8_t s_reserved_ext4b[0x7A];		/* 0x200 ext4 fields; 0 on ext3 */
+	uint8_t s_first_error_errcode;		/* 0x27A EXT3_ERR_... */
+	uint8_t s_last_error_errcode;		/* 0x27B */
+	cm_le32_t s_reserved[97];		/* 0x27C */
 };
 
 _Static_assert(sizeof(struct ext3_super_block) == EXT3_SUPERBLOCK_SIZE,
@@ -176,6 +196,12 @@ _Static_assert(offsetof(struct ext3_super_block, s_min_extra_isize) == 0x15C,
 	       "s_min_extra_isize");
 _Static_assert(offsetof(struct ext3_super_block, s_flags) == 0x160,
 	       "s_flags");
+_Static_assert(offsetof(struct ext3_super_block, s_error_count) == 0x194,
+	       "s_error_count");
+_Static_assert(offsetof(struct ext3_super_block, s_last_error_func) == 0x1E0,
+	       "s_last_error_func");
+_Static_assert(offsetof(struct ext3_super_block, s_first_error_errcode) == 0x27A,
+	       "s_first_error_errcode");
 
 /* Group descriptor: the table follows each superblock copy. */
 struct ext3_group_desc {

@@ -55,6 +55,14 @@ typedef struct cm_dead_box {
 	char lock[CM_LOCK_NAME_MAX];       /* [racy read ok: diagnostics] its lock */
 } cm_dead_box;
 
+/* Corruption met by writes (inode-svc/fserror.c), for status. */
+#define CM_FS_ERROR_MAX 128
+typedef struct cm_fs_errors {
+	_Atomic uint32_t count;            /* [atomic] errors recorded in the superblock */
+	_Atomic uint32_t read_only;        /* [atomic] 1: remount-ro, every write gets EROFS */
+	char last[CM_FS_ERROR_MAX];        /* [racy read ok: diagnostics] the last one */
+} cm_fs_errors;
+
 typedef struct cm_layout {
 	cm_lockset locks;
 	cm_svc_slot svcs[CM_MAX_SVCS];     /* name set by the supervisor before exec */
@@ -65,6 +73,7 @@ typedef struct cm_layout {
 	_Atomic cm_off journal;            /* [atomic] the journal (jbd/journal.h), 0 until made */
 	_Atomic cm_off alloc;              /* [atomic] cm_alloc_shared (allocproto.h), 0 until made */
 	cm_errseq errseq;                  /* as errseq.h says; seeded by the supervisor */
+	cm_fs_errors fs_errors;            /* written by inode-svc only */
 } cm_layout;
 
 /* Supervisor: lays out a new arena. */

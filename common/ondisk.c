@@ -185,6 +185,12 @@ int cm_ext3_group_desc_check(const cm_ext3_geom *g, uint32_t group,
 	if (it < first || it + g->itable_blocks > end)
 		return cm_fail_why(-EUCLEAN, why, whylen, "group %u: inode table %llu outside the group",
 			   group, (unsigned long long)it);
+	/* the kernel's "overlaps superblock": group 0 starts with the primary
+	 * superblock and descriptors */
+	if (group == 0 && (bb < g->gdt_block + g->gdt_blocks || ib < g->gdt_block + g->gdt_blocks ||
+			   it < g->gdt_block + g->gdt_blocks))
+		return cm_fail_why(-EUCLEAN, why, whylen,
+			   "group 0: a bitmap or the inode table over the superblock or descriptors");
 	if (cm_le16(gd->bg_free_blocks_count) > end - first ||
 	    cm_le16(gd->bg_free_inodes_count) > g->inodes_per_group ||
 	    cm_le16(gd->bg_used_dirs_count) > g->inodes_per_group)

@@ -244,6 +244,10 @@ static int sv_status_locks(sv_super *sv, Ext3d__StatusReply *st)
 		st->locks[i] = &f.locks[i];
 	st->n_locks = f.n;
 	st->dead_owner_reports = atomic_load(&l->dead.reports);
+	st->fs_errors = atomic_load(&l->fs_errors.count);
+	st->read_only = atomic_load(&l->fs_errors.read_only) != 0;
+	if (st->fs_errors)
+		st->fs_error = strndup(l->fs_errors.last, CM_FS_ERROR_MAX - 1);
 	st->locking = l->locks.mode == CM_LOCKING_BIG ? "big" : "fine";
 	for (uint32_t i = 0; i < l->nchans; i++) {
 		cm_chan *ch = cm_chan_at(l, sv->arena, i);
@@ -299,6 +303,8 @@ void sv_status_free(Ext3d__StatusReply *st)
 		free(st->locks[0]);
 	free(st->locks);
 	free(st->cache);
+	if (st->fs_error != protobuf_c_empty_string)
+		free(st->fs_error);
 	if (st->journal) {
 		if (st->journal->n_locks)
 			free(st->journal->locks[0]);

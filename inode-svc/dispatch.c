@@ -4,7 +4,8 @@
  * it on the filesystem, fill the response. Lookups (and granting readdirs)
  * grant the inodes they return. Every field of the request is
  * client-controlled. Corrupt on-disk structures come back from the
- * filesystem core as -EUCLEAN (already logged there). */
+ * filesystem core as -EUCLEAN (already logged there); met by an operation
+ * that may write, they are recorded as an error of the filesystem. */
 #include <errno.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -294,4 +295,8 @@ void ino_dispatch(ino_session *ss, const cm_fs_req *rq, cm_fs_resp *rs, uint8_t 
 		return;
 	}
 	rs->hdr.status = ino_handlers[local.hdr.op].handle(ss, &c, &local, rs, data);
+	/* The others may change the filesystem: corruption they met is an
+	 * error of the filesystem (fserror.c). */
+	if (rs->hdr.status == -EUCLEAN)
+		ino_fserror(ss->svc, ino_handlers[local.hdr.op].name, local.ino);
 }

@@ -16,7 +16,8 @@
  * (grant.c).
  *
  * Locks: sessions_mtx (process-private) covers the session list; each
- * session's grants.mtx (a leaf) covers its grant table. No arena lock is
+ * session's grants.mtx (a leaf) covers its grant table; fserror.c's
+ * fserr_mtx (a leaf) serialises the records of errors in the superblock. No arena lock is
  * taken here beyond those inside the buffer cache.
  * Lock order: sessions_mtx -> grants.mtx (never both today).
  */
@@ -111,7 +112,8 @@ void ino_thread_bdev_close(void);
  * through alloc-svc on the calling thread's own channel.
  * ino_txn_setup attaches the journal at start (before sessions).
  * ino_txn_start: the calling thread's transaction with credits (one at a
- * time per thread; -EROFS when the image has no journal or it aborted),
+ * time per thread; -EROFS when the image has no journal or it aborted, or
+ * after an error under errors=remount-ro),
  * for the caller c (NULL: the service itself); root's allocations may use
  * the reserved blocks.
  * ino_txn_stop ends it and returns the first error the transaction met
@@ -132,6 +134,13 @@ void ino_txn_thread_end(void);
 /* The fuzzy counters' approximate free blocks and inodes for statfs;
  * -ENOENT before alloc-svc published them. */
 int ino_txn_free_counts(ino_svc *s, uint64_t *bfree, uint64_t *ffree);
+
+/* fserror.c: a write (op, on inode ino) met corruption: the error goes
+ * into the superblock, then the errors behaviour applies. Called with no
+ * inode lock and no transaction. */
+void ino_fserror(ino_svc *s, const char *op, uint64_t ino);
+/* True after an error under errors=remount-ro: writes get -EROFS. */
+bool ino_fserror_read_only(ino_svc *s);
 
 /* session.c */
 int ino_sessions_listen(ino_svc *s);

@@ -104,6 +104,19 @@ int ino_op_lookup(ino_svc *s, const ino_inode *dir, const char *name, size_t len
 	return r;
 }
 
+void ino_op_lose_subdir(ino_inode *dir)
+{
+	if (dir->links > 2)
+		dir->links--;
+}
+
+int ino_op_may_unlink(ino_svc *s, const ino_inode *in)
+{
+	if (!S_ISDIR(in->mode) && in->links > 1)
+		return 0;
+	return ino_map_check(s->fs, in, 0);
+}
+
 int ino_op_unlinked(ino_svc *s, ino_txn *t, ino_inode *in)
 {
 	if (in->links > 0)

@@ -71,6 +71,13 @@ int ino_op_lookup(ino_svc *s, const ino_inode *dir, const char *name, size_t len
  * moves; returns with both locked and read (ino_iunlock(ls) after). */
 int ino_op_lock_entry(ino_svc *s, const ino_creds *c, uint32_t dirino, const char *name,
 		      size_t len, ino_ilockset *ls, ino_inode *dir, ino_inode *child);
+/* dir loses a subdirectory (its ".."): one link less, never below 2, as
+ * the kernel's ext4_dec_count, so that a damaged count never frees a
+ * directory that still has a name. */
+void ino_op_lose_subdir(ino_inode *dir);
+/* Before a name of in goes: when it is in's last, in must be one that
+ * can be freed (ino_map_check), or the name stays. 0 or -EUCLEAN. */
+int ino_op_may_unlink(ino_svc *s, const ino_inode *in);
 /* in lost a link (already taken off in's count): writes it, and at zero
  * puts it on the orphan list if held, else frees it. */
 int ino_op_unlinked(ino_svc *s, ino_txn *t, ino_inode *in);

@@ -206,8 +206,7 @@ static int ino_rn_txn_exchange(ino_svc *s, ino_txn *t, struct ino_rn *x)
 		r = ino_dir_set_parent(s->fs, t, &x->tgt, x->odirino);
 	if (r == 0 && cross && sdir != tdir) {
 		ino_inode *loses = sdir ? &x->odir : nd, *gains = sdir ? nd : &x->odir;
-		if (loses->links > 0)
-			loses->links--;
+		ino_op_lose_subdir(loses);
 		gains->links++;
 	}
 	ino_inode_touch(t, &x->src, false);
@@ -271,13 +270,12 @@ static int ino_rn_txn(ino_svc *s, const ino_creds *c, ino_txn *t, struct ino_rn 
 		r = ino_dir_remove(s->fs, t, &x->odir, x->oname, x->olen, &gone);
 	if (r == 0 && sdir && cross) {
 		r = ino_dir_set_parent(s->fs, t, &x->src, x->ndirino);
-		if (x->odir.links > 0)
-			x->odir.links--;
+		ino_op_lose_subdir(&x->odir);
 		nd->links++;
 	}
 	if (r == 0 && x->tgtino) {
-		if (S_ISDIR(x->tgt.mode) && nd->links > 0)
-			nd->links--; /* the target's ".." */
+		if (S_ISDIR(x->tgt.mode))
+			ino_op_lose_subdir(nd);
 		x->tgt.links = S_ISDIR(x->tgt.mode) || x->tgt.links == 0 ? 0 : x->tgt.links - 1;
 		ino_inode_touch(t, &x->tgt, false);
 		r = ino_op_unlinked(s, t, &x->tgt);
@@ -333,6 +331,8 @@ int ino_h_rename(ino_session *ss, const ino_creds *c, const cm_fs_req *rq, cm_fs
 		if (r < 0)
 			break;
 		r = exchange ? ino_rn_check_exchange(s, c, &x) : ino_rn_check(s, c, &x, rq->flags);
+		if (r == 0 && !exchange && x.tgtino)
+			r = ino_op_may_unlink(s, &x.tgt);
 		if (r == 0)
 			r = ino_txn_start(s, c, INO_CRED_RENAME + 2 * INO_CRED_INODE + INO_CRED_IALLOC,
 					  &t);

@@ -45,10 +45,12 @@ static int ino_remove(ino_session *ss, const ino_creds *c, const cm_fs_req *rq, 
 		r = r < 0 ? r : r == 0 ? -ENOTEMPTY : 0;
 	}
 	if (r == 0)
+		r = ino_op_may_unlink(s, &in);
+	if (r == 0)
 		r = ino_txn_start(s, c, INO_CRED_REMOVE, &t);
 	if (r == 0) {
-		if (isdir && dir.links > 0)
-			dir.links--; /* the child's ".." */
+		if (isdir)
+			ino_op_lose_subdir(&dir);
 		r = ino_dir_remove(s->fs, t, &dir, rq->name, rq->namelen, &gone);
 		if (r == 0) {
 			in.links = isdir || in.links == 0 ? 0 : in.links - 1;

@@ -74,7 +74,7 @@ int ino_txn_start(ino_svc *s, const ino_creds *c, int credits, ino_txn **ret)
 	ino_txn *t = &ino_tl_txn;
 	int r;
 
-	if (!s->jc)
+	if (!s->jc || ino_fserror_read_only(s))
 		return -EROFS;
 	if (t->h)
 		return -EBUSY;

@@ -87,6 +87,9 @@ uint64_t ino_fs_max_size(const ino_fs *fs);
 /* Who besides root may use the reserved blocks: the superblock's
  * s_def_resuid and s_def_resgid. */
 void ino_fs_resid(const ino_fs *fs, uint32_t *uid, uint32_t *gid);
+/* What an error on the fs leads to, from s_errors as the kernel reads it:
+ * EXT3_ERRORS_CONTINUE, EXT3_ERRORS_PANIC, else EXT3_ERRORS_RO. */
+uint16_t ino_fs_errors_behaviour(const ino_fs *fs);
 
 /* A decoded inode, host byte order. */
 typedef struct ino_inode {

@@ -116,6 +116,11 @@ int ino_inode_write(ino_fs *fs, ino_txn *t, const ino_inode *in);
  * *ret gets it (not written yet: the caller sets links and writes it). */
 int ino_inode_new(ino_fs *fs, ino_txn *t, uint32_t ino, uint16_t mode, uint32_t uid,
 		  uint32_t gid, ino_inode *ret);
+/* Records an error in the superblock, as ext4's save_error_info: sets
+ * s_state's ERROR_FS, counts it in s_error_count, and keeps its time,
+ * inode, function name and code (EFSCORRUPTED) as the last error, and as
+ * the first if none was recorded before. */
+int ino_sb_error(ino_fs *fs, ino_txn *t, const char *func, uint32_t ino);
 /* Sets ctime (and mtime when mtime is true) to the transaction's time. */
 void ino_inode_touch(ino_txn *t, ino_inode *in, bool mtime);
 
@@ -155,6 +160,14 @@ int ino_truncate(ino_fs *fs, ino_txn *t, ino_inode *in, uint64_t size);
  * i_size too, as the kernel does) and writes the inode. Restarts the transaction
  * between steps as ino_truncate does. -EOPNOTSUPP without a block map. */
 int ino_punch(ino_fs *fs, ino_txn *t, ino_inode *in, uint64_t off, uint64_t len);
+/* Checks the part of in's block map that a truncate to logical block last
+ * (0: a delete) frees, before anything changes (mapcheck.c): every pointer
+ * a data or indirect block inside the filesystem, none named twice. 0, or
+ * -EUCLEAN (logged with the inode and block). ino_truncate and
+ * ino_inode_delete call it first; a caller that must not change anything
+ * else when the free would fail (an unlink, before it drops the name)
+ * calls it too. */
+int ino_map_check(ino_fs *fs, const ino_inode *in, uint64_t last);
 /* Frees an inode whose links reached 0 and that nobody holds open: its
  * blocks (truncate to 0), then the inode itself (dtime set). in is on the
  * orphan list or not; it is taken off. */

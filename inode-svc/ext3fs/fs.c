@@ -349,3 +349,10 @@ void ino_fs_resid(const ino_fs *fs, uint32_t *uid, uint32_t *gid)
 	*uid = cm_le16(fs->sb.s_def_resuid);
 	*gid = cm_le16(fs->sb.s_def_resgid);
 }
+
+uint16_t ino_fs_errors_behaviour(const ino_fs *fs)
+{
+	uint16_t e = cm_le16(fs->sb.s_errors);
+
+	return e == EXT3_ERRORS_CONTINUE || e == EXT3_ERRORS_PANIC ? e : EXT3_ERRORS_RO;
+}

@@ -152,6 +152,58 @@ static int note_large_file(ino_fs *fs, ino_txn *t)
 	return r;
 }
 
+/* One recorded error's fields in the superblock: the first's or the
+ * last's (laid out in different orders). */
+struct sb_err {
+	cm_le32_t *time, *ino, *line;
+	cm_le64_t *block;
+	char *func;		/* 32 bytes, NUL-padded, not terminated when full */
+	uint8_t *code;
+};
+
+static void sb_err_set(const struct sb_err *e, const char *func, uint32_t ino, uint32_t now)
+{
+	cm_set_le32(e->time, now);
+	cm_set_le32(e->ino, ino);
+	cm_set_le32(e->line, 0);
+	cm_set_le64(e->block, 0);
+	memset(e->func, 0, 32);
+	memcpy(e->func, func, strnlen(func, 32));
+	*e->code = EXT3_ERR_EFSCORRUPTED;
+}
+
+static void sb_error_fill(struct ext3_super_block *sb, const char *func, uint32_t ino,
+			  uint32_t now)
+{
+	struct sb_err first = {&sb->s_first_error_time, &sb->s_first_error_ino,
+			       &sb->s_first_error_line, &sb->s_first_error_block,
+			       sb->s_first_error_func, &sb->s_first_error_errcode};
+	struct sb_err last = {&sb->s_last_error_time, &sb->s_last_error_ino,
+			      &sb->s_last_error_line, &sb->s_last_error_block,
+			      sb->s_last_error_func, &sb->s_last_error_errcode};
+
+	cm_set_le16(&sb->s_state, cm_le16(sb->s_state) | EXT3_ERROR_FS);
+	if (!sb->s_first_error_time)
+		sb_err_set(&first, func, ino, now);
+	sb_err_set(&last, func, ino, now);
+	cm_set_le32(&sb->s_error_count, cm_le32(sb->s_error_count) + 1);
+}
+
+int ino_sb_error(ino_fs *fs, ino_txn *t, const char *func, uint32_t ino)
+{
+	struct ext3_super_block *sb;
+	ino_wbuf b = {0};
+	int r;
+
+	r = ino_sb_get(fs, t, &b, &sb);
+	if (r < 0)
+		return r;
+	sb_error_fill(sb, func, ino, (uint32_t)ino_txn_now(t).tv_sec);
+	r = ino_txn_dirty(t, &b);
+	ino_txn_put(t, &b);
+	return r;
+}
+
 int ino_inode_write(ino_fs *fs, ino_txn *t, const ino_inode *in)
 {
 	struct ext3_inode *raw;

@@ -3,7 +3,9 @@
  * truncate, orphan, symlink_w) over t_wtxn, on fresh `mke2fs -t ext3`
  * images with 1 KiB and 4 KiB blocks and 128- and 256-byte inodes.  Files
  * are made with debugfs (or with ino_inode_new and linked by debugfs ln),
- * written, truncated, deleted, put on and taken off the orphan list; each
+ * written, truncated, deleted (and refused a truncate and a delete of a
+ * map whose indirect block points at itself, before any change), put on
+ * and taken off the orphan list; each
  * scenario is read back through the read side and debugfs and ends with
  * `e2fsck -fn`, which must find nothing to fix; as root, the kernel mounts
  * the results (and an orphan list the library left) and agrees.
@@ -88,6 +90,46 @@ static void t_ind(void)
 		t_cmp_debugfs("ind", model, size, "ind");
 	}
 	free(model);
+}
+
+/* /ind's IND block pointing at itself in every slot: truncate and delete
+ * refuse with EUCLEAN before they change anything (nothing freed, size and
+ * blocks kept, the orphan list empty); with the block put back, e2fsck
+ * finds the image as it was. */
+static void t_selfptr(void)
+{
+	struct ext3_super_block *sb;
+	uint32_t ino, ind = 0, free0;
+	uint8_t save[4096];
+	cm_le32_t *p;
+	ino_inode in, del;
+
+	if (!t_wopen())
+		return;
+	sb = (struct ext3_super_block *)(wf.w.mem + 1024);
+	ino = t_lookup("ind");
+	if (ino && ino_inode_read(wf.w.fs, ino, &in) == 0)
+		ind = in.block[EXT3_IND_BLOCK];
+	if (!t_ok(ind != 0, "selfptr: /ind has an IND block")) {
+		t_wclose("selfptr");
+		return;
+	}
+	p = (cm_le32_t *)(wf.w.mem + (uint64_t)ind * wf.bs);
+	memcpy(save, p, wf.bs);
+	for (uint32_t i = 0; i < wf.bs / 4; i++)
+		cm_set_le32(&p[i], ind);
+	free0 = cm_le32(sb->s_free_blocks_count);
+	t_is_int(ino_truncate(wf.w.fs, &wf.t, &in, 0), -EUCLEAN, "selfptr: truncate refuses");
+	del = in;
+	del.links = 0;
+	t_is_int(ino_inode_delete(wf.w.fs, &wf.t, &del), -EUCLEAN, "selfptr: delete refuses");
+	t_ok(ino_inode_read(wf.w.fs, ino, &in) == 0 && in.size == 20 * wf.bs + 100 &&
+		     in.blocks512 == 22 * (wf.bs / 512), "selfptr: size and blocks kept");
+	t_is_int(cm_le32(sb->s_free_blocks_count), free0, "selfptr: nothing freed");
+	t_is_int(cm_le32(sb->s_last_orphan), 0, "selfptr: the orphan list is empty");
+	memcpy(p, save, wf.bs);
+	t_wclose("selfptr");
+	t_fsck_clean("selfptr: the IND put back, the image is as it was");
 }
 
 /* A byte run in the DIND and one in the TIND range: sparse, read back at
@@ -538,6 +580,7 @@ static void run_cfg(const struct cfg *c)
 	t_deep();
 	t_truncate();
 	t_delete();
+	t_selfptr();
 	t_orphans();
 	t_symlinks();
 	t_new_file();

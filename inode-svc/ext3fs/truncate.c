@@ -384,9 +384,23 @@ static int zero_part(ino_fs *fs, ino_txn *t, const ino_inode *in, uint64_t from,
 	return r;
 }
 
+/* A shrink whose block freeing failed (a block alloc-svc refuses to free,
+ * found only then): the size goes back to old, so that it covers every
+ * block still mapped (those freed before the failure leave holes, inside
+ * the part being cut), and the inode leaves the orphan list. Returns r. */
+static int trunc_undo(ino_fs *fs, ino_txn *t, ino_inode *in, uint64_t old, int r)
+{
+	in->size = old;
+	if (ino_txn_ensure(t, INO_CRED_SB + 2 * INO_CRED_INODE) >= 0 &&
+	    ino_inode_write(fs, t, in) == 0 && in->links)
+		(void)ino_orphan_del(fs, t, in);
+	return r;
+}
+
 int ino_truncate(ino_fs *fs, ino_txn *t, ino_inode *in, uint64_t size)
 {
 	uint32_t bs = fs->geom.block_size;
+	uint64_t old = in->size;
 	bool changed = size != in->size, any;
 	int r;
 
@@ -399,6 +413,9 @@ int ino_truncate(ino_fs *fs, ino_txn *t, ino_inode *in, uint64_t size)
 		ino_inode_touch(t, in, true);
 		return ino_inode_write(fs, t, in);
 	}
+	r = ino_map_check(fs, in, (size + bs - 1) / bs);
+	if (r < 0)
+		return r;
 	if (changed && size % bs) {
 		r = zero_part(fs, t, in, size, size - size % bs + bs);
 		if (r < 0)
@@ -414,8 +431,11 @@ int ino_truncate(ino_fs *fs, ino_txn *t, ino_inode *in, uint64_t size)
 		r = ino_orphan_add(fs, t, in);
 	if (r == 0 && (changed || any))
 		r = ino_inode_write(fs, t, in);
-	if (r == 0 && any)
+	if (r == 0 && any) {
 		r = ino_trunc_blocks(fs, t, in, (size + bs - 1) / bs);
+		if (r < 0)
+			return trunc_undo(fs, t, in, old, r);
+	}
 	/* the steps may have restarted the transaction: room for the del */
 	if (r == 0 && any)
 		r = ino_txn_ensure(t, INO_CRED_SB + 2 * INO_CRED_INODE);
@@ -517,6 +537,9 @@ int ino_inode_delete(ino_fs *fs, ino_txn *t, ino_inode *in)
 
 	if (in->links)
 		return -EINVAL;
+	r = ino_map_check(fs, in, 0);
+	if (r < 0)
+		return r;
 	in->size = 0;
 	if (ino_has_block_map(fs, in))
 		r = blocks_past(fs, in, 0, &any);

@@ -15,6 +15,7 @@
 set -u
 . "$(dirname "$0")/../lib/tap.sh"
 . "$T_TOP/tests/lib/instance.sh"
+. "$T_TOP/tests/lib/corrupt.sh"
 
 gen=$T_TOP/tests/tools/corrupt-gen.py
 count=${EXT3D_CORRUPT_COUNT:-40}
@@ -26,28 +27,9 @@ fi
 limit=$((16 << 20))
 t_diag "seed $seed, $count images (EXT3D_CORRUPT_SEED=$seed replays them)"
 command -v python3 >/dev/null || t_skip_all "needs python3"
-command -v mke2fs >/dev/null || export PATH=/usr/sbin:/sbin:$PATH
 
 # The base images: every structure the generator damages is in them.
-tree=$T_TMP/tree
-mkdir -p "$tree/a/b/c" "$tree/h"
-printf 'hello\n' >"$tree/small"
-head -c 20000 /dev/urandom >"$tree/ind"
-head -c 300000 /dev/urandom >"$tree/dind"
-printf x | dd of="$tree/sparse" bs=1 seek=5000000 status=none
-ln -s small "$tree/fast"
-ln -s "$(printf './%.0s' $(seq 47))small" "$tree/slow" # 99 bytes: a slow symlink
-echo deep >"$tree/a/b/c/f"
-ln "$tree/small" "$tree/a/hard"
-mkfifo "$tree/fifo"
-for i in $(seq -w 0 400); do : >"$tree/h/entry-$i"; done
-base1k=$T_TMP/base-1k.img base4k=$T_TMP/base-4k.img
-mke2fs -q -F -t ext3 -b 1024 -J size=1 -N 512 -d "$tree" "$base1k" 4M >/dev/null 2>&1 &&
-	mke2fs -q -F -t ext3 -b 4096 -J size=4 -N 512 -d "$tree" "$base4k" 12M >/dev/null 2>&1
-t_ok $? "base images made (1 KiB and 4 KiB blocks)"
-e2fsck -fyD "$base1k" >/dev/null 2>&1; e2fsck -fyD "$base4k" >/dev/null 2>&1
-e2fsck -fn "$base1k" >/dev/null 2>&1 && e2fsck -fn "$base4k" >/dev/null 2>&1
-t_ok $? "base images pass e2fsck, directories indexed"
+t_corrupt_bases
 
 # The paths probed: all but 399 of the 401 entries of /h; files and
 # symlinks are read too.

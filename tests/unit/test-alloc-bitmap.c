@@ -2,7 +2,8 @@
  * model on seeded random bitmaps: the goal when it is usable, the next
  * usable bit before the goal's 64-bit boundary, a wholly free byte next,
  * never a bit set in the committed copy, -1 only when nothing is usable;
- * the first clear bit from a start (inodes); and a freed bit staying unusable until its committed copy is refreshed. */
+ * the first clear bit from a start (inodes); the count of clear bits of a
+ * bitmap's first n (a group's free count at start); and a freed bit staying unusable until its committed copy is refreshed. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -54,7 +55,7 @@ static int64_t t_model(const uint8_t *l, const uint8_t *c, uint32_t n, uint32_t 
 static void t_random(void)
 {
 	static uint8_t live[T_BITS / 8], committed[T_BITS / 8];
-	int bad = 0, none = 0, zbad = 0;
+	int bad = 0, none = 0, zbad = 0, cbad = 0;
 
 	for (int round = 0; round < T_ROUNDS; round++) {
 		/* Fullness from empty to full, so every rule gets its turn. */
@@ -83,7 +84,13 @@ static void t_random(void)
 			if (t_usable(live, NULL, b))
 				zero = b;
 		zbad += al_find_zero(live, from, n) != zero;
+		/* The free count the superblock's totals start from. */
+		uint32_t free = 0;
+		for (uint32_t b = 0; b < n; b++)
+			free += t_usable(live, NULL, b);
+		cbad += al_count_zero(live, n) != free;
 	}
+	t_is_int(cbad, 0, "the clear bits of the first n are counted (bits past n not)");
 	t_is_int(zbad, 0, "and the first clear bit from a start is found");
 	t_is_int(bad, 0, "%d random bitmaps: the search follows the rules", T_ROUNDS);
 	t_ok(none > 0 && none < T_ROUNDS / 2, "some full bitmaps among them (%d)", none);

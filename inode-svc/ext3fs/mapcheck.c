@@ -1,0 +1,139 @@
+/*
+ * mapcheck.c - what a truncate or a delete is about to free, checked
+ * before it changes anything (ext3's ext3_free_branches trusts the map and
+ * meets a bad pointer half way, with blocks already freed and a size
+ * already set).  The walk visits every pointer the truncate will visit:
+ * the direct ones at or past the cut, the indirect trees that reach past
+ * it and, inside them, the children that reach past it.  Each must lie
+ * inside the filesystem and outside its inode tables and its primary
+ * superblock and descriptors, and no block may appear twice (an indirect
+ * block pointing at itself or at an ancestor, two pointers to one block):
+ * freeing it once would hand out a block the file still maps.  A delete
+ * (last 0) also needs an xattr block inside the filesystem.  Read only;
+ * no lock beyond the caller's inode lock.
+ */
+#include "internal_w.h"
+
+#include <errno.h>
+#include <stdlib.h>
+
+#include "log.h"
+
+struct mc_walk {
+	ino_fs *fs;
+	const ino_inode *in;
+	uint64_t last;		/* the first logical block freed */
+	uint32_t *blks;		/* every block visited, data and indirect */
+	size_t n, cap;
+};
+
+/* Inside an inode table, or the primary superblock, GDT and reserved GDT. */
+static bool mc_system(const ino_fs *fs, uint32_t b)
+{
+	const cm_ext3_geom *g = &fs->geom;
+	uint32_t grp = (b - g->first_data_block) / g->blocks_per_group;
+	uint32_t it = fs->itable[grp];
+
+	if (b < g->gdt_block + g->gdt_blocks + cm_le16(fs->sb.s_reserved_gdt_blocks))
+		return true;
+	return b >= it && b - it < g->itable_blocks;
+}
+
+static int mc_note(struct mc_walk *x, uint64_t holder, unsigned slot, uint32_t ptr)
+{
+	ino_fs *fs = x->fs;
+	uint32_t *p;
+
+	if (!ino_blk_valid(fs, ptr) || mc_system(fs, ptr)) {
+		cm_warn("corrupt inode ino=%u blk=%llu: block pointer [%u] = %u is not a data "
+			"block, nothing freed", x->in->ino,
+			(unsigned long long)(holder ? holder : ino_inode_blocknr(fs, x->in->ino)),
+			slot, ptr);
+		return -EUCLEAN;
+	}
+	if (x->n == x->cap) {
+		if (x->cap >= fs->geom.blocks_count) {
+			cm_warn("corrupt inode ino=%u: maps more blocks than the filesystem has, "
+				"nothing freed", x->in->ino);
+			return -EUCLEAN;
+		}
+		x->cap = x->cap ? 2 * x->cap : 64;
+		p = realloc(x->blks, x->cap * sizeof(*p));
+		if (!p)
+			return -ENOMEM;
+		x->blks = p;
+	}
+	x->blks[x->n++] = ptr;
+	return 0;
+}
+
+/* ptr, in slot of holder (0: the inode), maps logical blocks from base
+ * at depth d (0: a data block; d: apb^d blocks below it). */
+static int mc_tree(struct mc_walk *x, uint64_t holder, unsigned slot, uint32_t ptr, int d,
+		   uint64_t base)
+{
+	uint64_t span = 1;
+	ino_buf b = {0};
+	uint32_t child;
+	int r;
+
+	if (!ptr)
+		return 0;
+	r = mc_note(x, holder, slot, ptr);
+	if (r < 0 || d == 0)
+		return r;
+	for (int i = 1; i < d; i++)
+		span *= x->fs->addr_per_block;
+	r = ino_blk_get(x->fs, ptr, &b);
+	for (uint32_t j = 0; r == 0 && j < x->fs->addr_per_block; j++) {
+		child = cm_le32(((const cm_le32_t *)b.data)[j]);
+		if (base + (j + 1) * span > x->last)
+			r = mc_tree(x, ptr, j, child, d - 1, base + j * span);
+	}
+	if (b.data)
+		ino_blk_put(x->fs, &b);
+	return r;
+}
+
+static int mc_cmp(const void *a, const void *b)
+{
+	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+int ino_map_check(ino_fs *fs, const ino_inode *in, uint64_t last)
+{
+	struct mc_walk x = {.fs = fs, .in = in, .last = last};
+	uint64_t base = EXT3_NDIR_BLOCKS, span = fs->addr_per_block;
+	int r = 0;
+
+	if (!ino_has_block_map(fs, in))
+		return 0;
+	for (unsigned i = 0; i < EXT3_NDIR_BLOCKS && r == 0; i++)
+		if (i >= last)
+			r = mc_tree(&x, 0, i, in->block[i], 0, i);
+	for (int d = 1; d <= 3 && r == 0; d++) {
+		if (base + span > last)
+			r = mc_tree(&x, 0, EXT3_IND_BLOCK + d - 1, in->block[EXT3_IND_BLOCK + d - 1],
+				    d, base);
+		base += span;
+		span *= fs->addr_per_block;
+	}
+	if (r == 0 && x.n > 1)
+		qsort(x.blks, x.n, sizeof(*x.blks), mc_cmp);
+	for (size_t i = 1; r == 0 && i < x.n; i++) {
+		if (x.blks[i] == x.blks[i - 1]) {
+			cm_warn("corrupt inode ino=%u blk=%u: block mapped twice by the file, "
+				"nothing freed", in->ino, x.blks[i]);
+			r = -EUCLEAN;
+		}
+	}
+	if (r == 0 && last == 0 && in->file_acl && !ino_blk_valid(fs, in->file_acl)) {
+		cm_warn("corrupt inode ino=%u: i_file_acl %u outside the filesystem, nothing freed",
+			in->ino, in->file_acl);
+		r = -EUCLEAN;
+	}
+	free(x.blks);
+	return r;
+}

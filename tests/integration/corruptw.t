@@ -1,0 +1,233 @@
+#!/usr/bin/env bash
+# corruptw.t - writes on damaged images never make the damage worse. For
+# each image of the seeded generator (tests/tools/corrupt-gen.py, every
+# class on 1 KiB and 4 KiB block bases) that is served, a write workload
+# runs (truncate, rm, put, mkdir, mv, ln, rm -r, with syncs so that freed
+# blocks are handed out again), and e2fsck -fn's complaints after are never
+# more than before; no service dies. Images alternate between the 1 KiB
+# base, with mke2fs's errors=continue, and the 4 KiB one, given
+# errors=remount-ro. Then the cases
+# found before: a truncate or rm of a file whose indirect block points at
+# itself fails with EUCLEAN and changes nothing (size, name, blocks, orphan
+# list), the next file written gets none of its blocks; a descriptor's
+# wrong free-inode count stays out of the superblock; the error lands in
+# the superblock as ext4 records it (dumpe2fs), and errors=remount-ro gives
+# EROFS to every later write, said by ext3d status and the log, and
+# errors=panic stops inode-svc, whose group the supervisor restarts.
+# EXT3D_CORRUPTW_COUNT images (15: each class once; 120 with EXT3D_LONG=1),
+# EXT3D_CORRUPT_SEED to replay a run.
+set -u
+. "$(dirname "$0")/../lib/tap.sh"
+. "$T_TOP/tests/lib/instance.sh"
+. "$T_TOP/tests/lib/corrupt.sh"
+
+gen=$T_TOP/tests/tools/corrupt-gen.py
+count=${EXT3D_CORRUPTW_COUNT:-15}
+seed=${EXT3D_CORRUPT_SEED:-20261206}
+if [ -n "${EXT3D_LONG:-}" ]; then
+	count=${EXT3D_CORRUPTW_COUNT:-120}
+	seed=${EXT3D_CORRUPT_SEED:-$(date +%s)}
+fi
+command -v python3 >/dev/null || t_skip_all "needs python3"
+command -v e2fsck >/dev/null || export PATH=/usr/sbin:/sbin:$PATH
+command -v e2fsck >/dev/null || t_skip_all "needs e2fsprogs"
+t_diag "seed $seed, $count images (EXT3D_CORRUPT_SEED=$seed replays them)"
+t_corrupt_bases
+head -c 30000 /dev/urandom >"$T_TMP/new"
+
+# complaints IMAGE: how many things e2fsck -fn finds wrong: each line it
+# prints that is not a pass header or the summary, each block or inode of
+# a bitmap difference.
+complaints() {
+	e2fsck -fn "$1" 2>&1 | python3 -c '
+import sys
+n = 0
+for l in sys.stdin:
+    l = l.strip()
+    if not l or l.startswith(("e2fsck ", "Pass ", "Running additional passes", "(There are")) \
+            or "files (" in l or "WARNING: Filesystem still has errors" in l:
+        continue
+    n += len(l.split(":", 1)[1].split()) if "differences:" in l else 1
+print(n)'
+}
+
+x() { timeout 20 "$T_EXT3D" --instance "$name" "$@" >/dev/null 2>>"$T_TMP/err"; }
+
+# serve IMAGE NAME: starts an instance; state is served or refused.
+serve() {
+	name=$2
+	: >"$T_TMP/$name.log"
+	"$T_SUPERVISOR" --compose "$T_TOP/compose/ext3d.compose" --instance "$name" \
+		--set "BUILD=$EXT3D_BUILD" --set "IMAGE=$1" --set BLOCKDEV_ARGS= \
+		</dev/null >>"$T_TMP/$name.log" 2>&1 &
+	pid=$!
+	state=refused
+	for _ in $(seq 400); do
+		kill -0 $pid 2>/dev/null || break
+		st=$(t_status "$name" 2>/dev/null)
+		case $st in
+		*'"supervisor":{'*'"state":"ready"'*) state=served; break ;;
+		*'"supervisor":{'*'"state":"failed"'*) break ;;
+		esac
+		sleep 0.05
+	done
+}
+
+# stop: shuts the instance down and waits for its supervisor.
+stop() {
+	"$T_EXT3D" --instance "$name" shutdown >/dev/null 2>&1
+	for _ in $(seq 200); do kill -0 $pid 2>/dev/null || break; sleep 0.05; done
+	kill -0 $pid 2>/dev/null && { t_diag "supervisor of $name did not stop: killed"; kill -9 $pid; }
+	wait $pid 2>/dev/null
+}
+
+workload() {
+	x truncate -s 5000 /dind
+	x truncate -s 0 /ind
+	x rm /small /a/hard /h/entry-007
+	x put "$T_TMP/new" /new1
+	x mkdir /nd /a/b/nd /h/nd
+	x mv /sparse /a/moved
+	x mv /fast /h/entry-100
+	x ln -s small /nl
+	x ln /dind /a/b/dl
+	x sync
+	x put "$T_TMP/new" /new2
+	x rm -r /a
+	x truncate -s 0 /dind
+	x put "$T_TMP/new" /h/new3
+	x sync
+}
+
+for i in $(seq 0 $((count - 1))); do
+	b=1k
+	[ $((i % 2)) -eq 1 ] && b=4k
+	img=$T_TMP/w.img
+	rm -f "$img"
+	desc=$(python3 "$gen" make "$T_TMP/base-$b.img" "$seed" "$i" "$img" 2>&1)
+	[ $b = 4k ] && [ -s "$img" ] && tune2fs -e remount-ro "$img" >/dev/null 2>&1
+	if [ ! -s "$img" ] || ! before=$(complaints "$img"); then
+		t_skip "no image to check" "image $i ($b): $desc"
+		continue
+	fi
+	: >"$T_TMP/err"
+	serve "$img" w$i
+	if [ $state = served ]; then
+		workload
+		stop
+	else
+		stop
+	fi
+	after=$(complaints "$img")
+	why=
+	[ "$after" -le "$before" ] || why="e2fsck complaints $before before, $after after"
+	! grep -Eq 'signal|dumped core|sanitizer|runtime error' "$T_TMP/w$i.log" "$T_TMP/err" ||
+		why="$why; a service died: $(grep -Eh 'signal|core|sanitizer|runtime error' "$T_TMP/w$i.log" "$T_TMP/err" | head -2)"
+	t_is "${why#; }" "" "image $i ($b, $state): $desc"
+	[ -z "$why" ] || { e2fsck -fn "$img" 2>&1 | tail -15 | sed 's/^/#   /'; grep -E ' (error|warning): ' "$T_TMP/w$i.log" | head -5 | sed 's/^/#   /'; }
+done
+
+# The cases found before, on the 1 KiB base: /ind's indirect block points
+# at itself in every slot.
+blk=$(debugfs -R 'stat /ind' "$base1k" 2>/dev/null | sed -n 's/.*(IND):\([0-9]*\).*/\1/p')
+ino=$(debugfs -R 'stat /ind' "$base1k" 2>/dev/null | sed -n 's/^Inode: \([0-9]*\).*/\1/p')
+selfptr() { # selfptr IMAGE ERRORS
+	cp "$base1k" "$1"
+	python3 -c 'import struct, sys
+f = open(sys.argv[1], "r+b"); f.seek(int(sys.argv[2]) * 1024); f.write(struct.pack("<I", int(sys.argv[2])) * 256)' "$1" "$blk"
+	tune2fs -e "$2" "$1" >/dev/null
+}
+img=$T_TMP/self.img
+selfptr "$img" continue
+before=$(complaints "$img")
+serve "$img" self
+: >"$T_TMP/err"
+out=$(timeout 20 "$T_EXT3D" --instance self truncate -s 0 /ind 2>&1)
+t_is "$out" "ext3d: /ind: Structure needs cleaning" "truncate of a file whose indirect block points at itself: EUCLEAN"
+size=$(timeout 20 "$T_EXT3D" --instance self stat /ind 2>/dev/null | sed -n 's/.*Size: \([0-9]*\).*/\1/p')
+t_is "$size" 20000 "the failed truncate kept the size"
+# Every free block goes to the next file once the truncate has committed
+# (it is larger than the free space): a block the truncate freed would be
+# among them.
+x sync
+free=$(dumpe2fs -h "$base1k" 2>/dev/null | sed -n 's/^Free blocks: *//p')
+head -c $(((free + 64) << 10)) /dev/urandom >"$T_TMP/big"
+out=$(timeout 60 "$T_EXT3D" --instance self put "$T_TMP/big" /big 2>&1)
+t_is "$out" "ext3d: /big: No space left on device" \
+	"with errors=continue, the next file is written until no block is free"
+out=$(timeout 20 "$T_EXT3D" --instance self rm /ind 2>&1)
+t_is "$out" "ext3d: /ind: Structure needs cleaning" "rm of it: EUCLEAN"
+x stat /ind
+t_ok $? "the failed rm kept the name"
+t_is "$(t_field self filesystem.read_only):$(t_field self filesystem.errors)" "False:2" \
+	"status: two errors recorded, not read-only"
+stop
+after=$(complaints "$img")
+t_ok $((after > before)) "e2fsck finds no more than before ($before complaints, $after after)"
+e2fsck -fn "$img" >"$T_TMP/fsck" 2>&1
+! grep -q 'shared with [1-9]' "$T_TMP/fsck"
+t_ok $? "no block of /ind went to the new file"
+grep -q 'shared with [1-9]' "$T_TMP/fsck" && grep '^Multiply-claimed' "$T_TMP/fsck" | cut -c1-100 | sed 's/^/# /'
+dumpe2fs -h "$img" >"$T_TMP/dump" 2>/dev/null
+t_ok $(grep -q '^First orphan inode' "$T_TMP/dump"; echo $((! $?))) "the orphan list is empty"
+grep -q '^Filesystem state: *clean with errors' "$T_TMP/dump" &&
+	grep -q '^FS Error count: *2$' "$T_TMP/dump" &&
+	grep -q "^First error inode #: *$ino\$" "$T_TMP/dump" &&
+	grep -q '^First error function: *ino_h_setattr$' "$T_TMP/dump" &&
+	grep -q '^Last error function: *ino_h_unlink$' "$T_TMP/dump" &&
+	grep -q '^Last error err: *EFSCORRUPTED$' "$T_TMP/dump"
+ok=$?
+t_ok $ok "the superblock records the errors as ext4 does (dumpe2fs)"
+[ $ok -eq 0 ] || grep -i 'error' "$T_TMP/dump" | sed 's/^/#   /'
+
+# errors=remount-ro: after the first error every write gets EROFS.
+selfptr "$img" remount-ro
+serve "$img" ro
+name=ro
+x truncate -s 0 /ind
+out=$(timeout 20 "$T_EXT3D" --instance ro put "$T_TMP/new" /new 2>&1)
+t_is "$out" "ext3d: /new: Read-only file system" "with errors=remount-ro, the next write gets EROFS"
+out=$(timeout 20 "$T_EXT3D" --instance ro mkdir /d 2>&1)
+t_is "$out" "ext3d: /d: Read-only file system" "and the one after"
+t_is "$(t_field ro filesystem.read_only)" True "status --json says read-only"
+"$T_EXT3D" --instance ro status | grep -q 'READ-ONLY (errors=remount-ro)'
+t_ok $? "status says why"
+grep -q 'inode-svc\[[0-9]*\] error: setattr ino=[0-9]* met a corrupt structure: remounting read-only' "$T_TMP/ro.log"
+t_ok $? "the log says why"
+stop
+grep -q '^FS Error count: *1$' <(dumpe2fs -h "$img" 2>/dev/null)
+t_ok $? "the error is in the superblock"
+
+# errors=panic: inode-svc stops at the first error, with the error
+# recorded; the supervisor restarts the group, as a panicked machine
+# reboots.
+selfptr "$img" panic
+serve "$img" pn
+name=pn
+x truncate -s 0 /ind
+t_instance_wait_ready pn >/dev/null
+t_ok $? "with errors=panic, the instance is back after the group restart"
+grep -q 'inode-svc\[[0-9]*\] error: setattr ino=[0-9]* met a corrupt structure: panic (errors=panic)' "$T_TMP/pn.log"
+t_ok $? "the log says inode-svc panicked"
+t_ok $(($(t_field pn services.inode-svc.restarts) < 1)) "inode-svc was restarted"
+stop
+grep -q '^FS Error count: *1$' <(dumpe2fs -h "$img" 2>/dev/null)
+t_ok $? "the error is in the superblock"
+
+# A descriptor's free-inode count that its bitmap contradicts.
+img=$T_TMP/gd.img
+cp "$base1k" "$img"
+python3 -c 'import struct, sys
+f = open(sys.argv[1], "r+b"); f.seek(2048 + 14); f.write(struct.pack("<H", 1))' "$img"
+before=$(complaints "$img")
+sbfree=$(dumpe2fs -h "$img" 2>/dev/null | sed -n 's/^Free inodes: *//p')
+serve "$img" gd
+name=gd
+x mkdir /d
+t_ok $? "mkdir on it"
+stop
+t_is "$(dumpe2fs -h "$img" 2>/dev/null | sed -n 's/^Free inodes: *//p')" $((sbfree - 1)) \
+	"the superblock counts the free inodes of the bitmap, not of the descriptor"
+after=$(complaints "$img")
+t_ok $((after > before)) "e2fsck finds no more than before ($before complaints, $after after)"
+t_done
