@@ -16,7 +16,7 @@ img=$T_TMP/img n=t-rsync
 chmod 755 "$T_TMP" # uid 65534 reaches the run directory through it
 mkdir -m 1777 "$T_TMP/logs" # and writes its logs here
 trap '' PIPE
-mke2fs -q -F -t ext3 -b 1024 -E root_owner=0:0 "$img" 96M >/dev/null 2>&1
+mke2fs -q -F -t ext3 -b 1024 -E root_owner=0:0 "$img" 256M >/dev/null 2>&1
 t_ok $? "mke2fs -t ext3"
 t_instance_start $n "$T_TOP/compose/ext3d.compose" --set "IMAGE=$img" --set BLOCKDEV_ARGS= \
 	--restart-delay-max 250 >/dev/null

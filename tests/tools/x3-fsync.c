@@ -1,8 +1,9 @@
 /* x3-fsync - fsync across group restarts (restartsync.t).
  *
  *   x3-fsync [--instance N] loop DIR LOG MS
- *     Keeps four files DIR/f0..f3 open for MS milliseconds, appending to
- *     them in turn, each append followed by an fsync; after every fsync
+ *     Keeps four files DIR/f0..f3 open for MS milliseconds (or until one
+ *     has 16 MiB, so that a fast machine does not fill the image),
+ *     appending to them in turn, each append followed by an fsync; after every fsync
  *     that returned 0, "F K SIZE" goes to LOG (a host file, written at
  *     once). A failed call (the group restarting under it) is retried: a
  *     write at the same offset (the bytes depend only on the offset), an
@@ -33,6 +34,7 @@
 #define XF_FILES 4
 #define XF_CHUNK 9000
 #define XF_MAX (64u << 20)
+#define XF_LOOP_MAX (16u << 20) /* a loop ends sooner when a file gets this big */
 
 static uint8_t xf_byte(unsigned k, uint64_t i)
 {
@@ -77,6 +79,8 @@ static int xf_loop(ext3d *fs, const char *dir, const char *log, unsigned ms)
 	for (unsigned i = 0; xf_ms() < end; i++) {
 		unsigned k = i % XF_FILES;
 		size_t len = 1 + (i * 997) % XF_CHUNK;
+		if (size[k] + len > XF_LOOP_MAX)
+			break;
 		xf_fill(buf, k, size[k], len);
 		ssize_t n = ext3d_pwrite(f[k], buf, len, size[k]);
 		if (n == (ssize_t)len)
