@@ -64,10 +64,11 @@ serve() {
 	state=refused
 	for _ in $(seq 400); do
 		kill -0 $pid 2>/dev/null || break
-		st=$(t_status "$name" 2>/dev/null)
+		# The supervisor's own state, not a service's ("[^}]*").
+		st=$(t_status "$name" 2>/dev/null | grep -o '"supervisor":{[^}]*"state":"[a-z]*"')
 		case $st in
-		*'"supervisor":{'*'"state":"ready"'*) state=served; break ;;
-		*'"supervisor":{'*'"state":"failed"'*) break ;;
+		*'"state":"ready"') state=served; break ;;
+		*'"state":"failed"') break ;;
 		esac
 		sleep 0.05
 	done
