@@ -203,14 +203,40 @@ void sv_group_kill(sv_super *sv, int sig, int grace_ms)
 	}
 }
 
+/* A stop must leave a clean image, and journald-svc writes back through
+ * blockdev-svc as it goes: a service of policy alone that is down when the
+ * stop comes (dead and not reaped yet, or waiting out its restart delay)
+ * is started again first, while the rest of its group runs. */
+static void sv_stop_restore(sv_super *sv, enum sv_state was)
+{
+	int status;
+	bool hung;
+
+	sv_reap(sv);
+	if (was != SV_READY || !sv->arena)
+		return;
+	for (int i = 0; i < sv->nsvcs; i++) {
+		sv_service *s = &sv->svcs[i];
+		if (s->mount_svc || s->pid || s->policy != SV_RESTART_ALONE)
+			continue;
+		s->restart_at = 0;
+		cm_info("starting %s again for the stop", s->name);
+		if (sv_service_start(sv, i, &status, &hung) < 0)
+			cm_warn("%s did not start again: its peers stop without it", s->name);
+	}
+}
+
 void sv_group_stop(sv_super *sv)
 {
 	char note[SV_REASON_MAX + CM_PATH_MAX];
+	enum sv_state was;
 
 	pthread_mutex_lock(&sv->mtx);
+	was = sv->state;
 	sv->state = SV_STOPPING;
 	pthread_cond_broadcast(&sv->mcond);
 	pthread_mutex_unlock(&sv->mtx);
+	sv_stop_restore(sv, was);
 	if (sv_mount_stop(sv, note, sizeof(note)) < 0 || *note)
 		cm_warn("%s", note);
 	sv_group_kill(sv, SIGTERM, 5000);

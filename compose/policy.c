@@ -67,16 +67,18 @@ static void sv_fail(sv_super *sv, const char *why)
 	char note[SV_REASON_MAX + CM_PATH_MAX];
 
 	cm_err("instance %s failed: %s", sv->cfg.instance, why);
-	pthread_mutex_lock(&sv->mtx);
-	sv->state = SV_FAILED;
-	snprintf(sv->reason, sizeof(sv->reason), "%s", why);
-	pthread_mutex_unlock(&sv->mtx);
 	sv->group_restart_at = 0;
 	if (sv_mount_stop(sv, note, sizeof(note)) < 0 || *note)
 		cm_warn("%s", note);
 	sv_group_kill(sv, SIGTERM, 2000);
 	for (int i = 0; i < sv->nsvcs; i++)
 		sv->svcs[i].restart_at = 0;
+	/* Failed only once the peers are gone: whoever sees "failed" in the
+	 * status may count on no service of the instance running. */
+	pthread_mutex_lock(&sv->mtx);
+	sv->state = SV_FAILED;
+	snprintf(sv->reason, sizeof(sv->reason), "%s", why);
+	pthread_mutex_unlock(&sv->mtx);
 }
 
 /* The delay before the next restart of s: doubles while s dies before it
