@@ -35,13 +35,38 @@ static void bd_serve(cm_service *svc, bd_svc *bd)
 	}
 }
 
-int main(int argc, char **argv)
+/* Opens the device and the write log and confines the process; a
+ * failure is logged and returned, with what was opened left for the
+ * caller to close. */
+static int bd_setup(bd_svc *bd, const char *image, const char *wlog, const char *fault)
 {
 	cm_sandbox_policy policy = {bd_syscalls, sizeof(bd_syscalls) / sizeof(int), NULL, 0};
+	char why[PATH_MAX + 128];
+	int r;
+
+	bd->bounce = malloc((size_t)CM_BD_MAX_SECTORS * CM_BD_SECTOR);
+	if (!bd->bounce)
+		return cm_log_errno(-ENOMEM, "bounce buffer: %m");
+	r = bd_device_open(&bd->dev, image, why, sizeof(why));
+	if (r < 0)
+		return cm_log_errno(r, "refusing the device: %s", why);
+	if (fault && bd_device_parse_fault(&bd->dev, fault) < 0)
+		return cm_log_errno(-EINVAL, "bad --fault '%s'", fault);
+	r = bd_wlog_open(&bd->wlog, wlog);
+	if (r < 0)
+		return cm_log_errno(r, "write log %s: %m", wlog);
+	r = cm_sandbox_enter(&policy);
+	if (r < 0)
+		return cm_log_errno(r, "sandbox: %m");
+	cm_info("serving %s (%llu sectors)", image, (unsigned long long)bd->dev.sectors);
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
 	const char *image = NULL, *wlog = NULL, *fault = NULL;
 	bd_svc bd = {.dev.fd = -1, .wlog.fd = -1};
 	cm_service svc;
-	char why[PATH_MAX + 128];
 	int opt, r;
 
 	cm_service_init(&svc, "blockdev-svc");
@@ -59,29 +84,18 @@ int main(int argc, char **argv)
 	}
 	if (!image)
 		return cm_log_errno(-EINVAL, "--image is required"), EXIT_FAILURE;
-	if (cm_service_attach(&svc) < 0)
-		return EXIT_FAILURE;
-	bd.arena = svc.arena;
-	bd.bounce = malloc((size_t)CM_BD_MAX_SECTORS * CM_BD_SECTOR);
-	if (!bd.bounce)
-		return cm_log_errno(-ENOMEM, "bounce buffer: %m"), EXIT_FAILURE;
-	r = bd_device_open(&bd.dev, image, why, sizeof(why));
-	if (r < 0)
-		return cm_log_errno(r, "refusing the device: %s", why), EXIT_FAILURE;
-	if (fault && bd_device_parse_fault(&bd.dev, fault) < 0)
-		return cm_log_errno(-EINVAL, "bad --fault '%s'", fault), EXIT_FAILURE;
-	r = bd_wlog_open(&bd.wlog, wlog);
-	if (r < 0)
-		return cm_log_errno(r, "write log %s: %m", wlog), EXIT_FAILURE;
-	r = cm_sandbox_enter(&policy);
-	if (r < 0)
-		return cm_log_errno(r, "sandbox: %m"), EXIT_FAILURE;
-	cm_info("serving %s (%llu sectors)", image, (unsigned long long)bd.dev.sectors);
-	cm_service_ready(&svc);
-	bd_serve(&svc, &bd);
+	r = cm_service_attach(&svc);
+	if (r == 0) {
+		bd.arena = svc.arena;
+		r = bd_setup(&bd, image, wlog, fault);
+	}
+	if (r == 0) {
+		cm_service_ready(&svc);
+		bd_serve(&svc, &bd);
+	}
 	bd_device_close(&bd.dev);
 	bd_wlog_close(&bd.wlog);
 	free(bd.bounce);
 	cm_service_fini(&svc);
-	return EXIT_SUCCESS;
+	return r < 0 ? EXIT_FAILURE : EXIT_SUCCESS;
 }

@@ -26,6 +26,20 @@
 #include "wait.h"
 
 #define CM_SANDBOX_MALLOC_ARENAS 8
+
+#if defined(__SANITIZE_ADDRESS__)
+#define CM_SANITIZED 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define CM_SANITIZED 1
+#endif
+#endif
+#ifndef CM_SANITIZED
+#define CM_SANITIZED 0
+#endif
+#if CM_SANITIZED
+#include <sanitizer/lsan_interface.h>
+#endif
 #define CM_SANDBOX_USER "ext3d"
 #define CM_SANDBOX_NOBODY 65534
 
@@ -44,6 +58,14 @@ static const int cm_base_syscalls[] = {
 	SCMP_SYS(writev), SCMP_SYS(close), SCMP_SYS(exit), SCMP_SYS(exit_group),
 	SCMP_SYS(getrandom), SCMP_SYS(rseq), SCMP_SYS(set_robust_list),
 	SCMP_SYS(sysinfo),
+};
+
+/* What AddressSanitizer's runtime calls on its own in a sanitizer build:
+ * the CPU set when a thread starts, an alternate signal stack per thread,
+ * stack limits. A release build allows none of them. */
+static const int cm_sanitizer_syscalls[] = {
+	SCMP_SYS(sched_getaffinity), SCMP_SYS(sigaltstack), SCMP_SYS(prlimit64),
+	SCMP_SYS(getrlimit),
 };
 
 static bool cm_cap_kept(const cm_sandbox_policy *p, cap_value_t c)
@@ -187,6 +209,8 @@ static int cm_sandbox_filter(const cm_sandbox_policy *p)
 		return -ENOMEM;
 	for (size_t i = 0; !r && i < sizeof(cm_base_syscalls) / sizeof(int); i++)
 		r = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, cm_base_syscalls[i], 0);
+	for (size_t i = 0; CM_SANITIZED && !r && i < sizeof(cm_sanitizer_syscalls) / sizeof(int); i++)
+		r = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, cm_sanitizer_syscalls[i], 0);
 	for (size_t i = 0; !r && i < p->nsyscalls; i++)
 		r = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, p->syscalls[i], 0);
 	if (!r)
@@ -202,18 +226,33 @@ int cm_sandbox_keep_caps(const cm_sandbox_policy *p)
 	return r < 0 ? r : cm_sandbox_caps(p);
 }
 
+/* Without a fixed limit, glibc's malloc reads the CPU count from /sys
+ * (openat) the first time several threads need arenas; shrinking a thread
+ * arena's heap makes it read /proc/sys/vm/overcommit_memory: heaps are
+ * never trimmed. AddressSanitizer's allocator replaces glibc's and takes
+ * neither setting. */
+static int cm_sandbox_malloc(void)
+{
+#if CM_SANITIZED
+	/* LeakSanitizer's check at exit stops the threads with ptrace, which
+	 * the filter forbids: it checks once now, before the filter, and
+	 * not again. */
+	__lsan_do_leak_check();
+	return 0;
+#else
+	if (mallopt(M_ARENA_MAX, CM_SANDBOX_MALLOC_ARENAS) != 1 ||
+	    mallopt(M_TRIM_THRESHOLD, INT_MAX) != 1)
+		return -EINVAL;
+	return 0;
+#endif
+}
+
 int cm_sandbox_enter(const cm_sandbox_policy *p)
 {
-	int r;
+	int r = cm_sandbox_malloc();
 
-	/* Without a fixed limit, glibc's malloc reads the CPU count from
-	 * /sys (openat) the first time several threads need arenas. */
-	if (mallopt(M_ARENA_MAX, CM_SANDBOX_MALLOC_ARENAS) != 1)
-		return -EINVAL;
-	/* Shrinking a thread arena's heap makes glibc read
-	 * /proc/sys/vm/overcommit_memory (openat): heaps are never trimmed. */
-	if (mallopt(M_TRIM_THRESHOLD, INT_MAX) != 1)
-		return -EINVAL;
+	if (r < 0)
+		return r;
 	/* The waiting policy reads the CPU count from /sys too: now, once. */
 	(void)cm_wait_spin_ns();
 	r = cm_sandbox_bound(p);

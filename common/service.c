@@ -94,11 +94,16 @@ int cm_service_attach(cm_service *svc)
 		return cm_log_errno(r, "arena fd %d: %s", svc->arena_fd, why);
 	(void)fcntl(svc->arena_fd, F_SETFD, FD_CLOEXEC);
 	svc->layout = cm_layout_get(svc->arena);
-	if (!svc->layout)
-		return cm_log_errno(-EPROTO, "arena has no layout");
-	if (strncmp(svc->layout->svcs[svc->slot].name, svc->name, CM_SVC_NAME_MAX) != 0)
-		return cm_log_errno(-EINVAL, "slot %d belongs to '%.*s', not %s", svc->slot,
-				    CM_SVC_NAME_MAX, svc->layout->svcs[svc->slot].name, svc->name);
+	r = !svc->layout ? cm_log_errno(-EPROTO, "arena has no layout")
+	    : strncmp(svc->layout->svcs[svc->slot].name, svc->name, CM_SVC_NAME_MAX) != 0
+	    ? cm_log_errno(-EINVAL, "slot %d belongs to '%.*s', not %s", svc->slot,
+			   CM_SVC_NAME_MAX, svc->layout->svcs[svc->slot].name, svc->name)
+	    : 0;
+	if (r < 0) {
+		svc->arena = cm_arena_free(svc->arena);
+		svc->layout = NULL;
+		return r;
+	}
 	cm_layout_report_dead_owners(svc->layout);
 	atomic_store(&svc->layout->svcs[svc->slot].heartbeat_ns, cm_now_ns());
 	/* Signals go to the service's own threads, never to the beat. */

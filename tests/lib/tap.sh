@@ -48,4 +48,16 @@ t_need_root() { [ "$(id -u)" -eq 0 ] || t_skip_all "needs root ($1)"; }
 T_TMP=$(mktemp -d "${TMPDIR:-/tmp}/ext3d-test.XXXXXX")
 t_cleanup_hooks=""
 t_at_exit() { t_cleanup_hooks="$1; $t_cleanup_hooks"; }
-trap 'eval "$t_cleanup_hooks"; rm -rf "$T_TMP"' EXIT
+# t_sanitizer_reports: fails the test (exit 1) when a service, tool or
+# client that the test ran wrote a sanitizer report into a file under
+# $T_TMP (services log there; a sanitized service that aborts is restarted
+# like any crash, so its report would otherwise go unseen).
+t_sanitizer_reports() {
+	found=$(grep -rlIE 'ERROR: (Address|Leak)Sanitizer|runtime error: ' "$T_TMP" 2>/dev/null) || return 0
+	for f in $found; do
+		echo "# sanitizer report in ${f#"$T_TMP"/}:"
+		grep -A30 -E 'ERROR: (Address|Leak)Sanitizer|runtime error: ' "$f" | head -40 | sed 's/^/#   /'
+	done
+	return 1
+}
+trap 't_rc=$?; eval "$t_cleanup_hooks"; t_sanitizer_reports || t_rc=1; rm -rf "$T_TMP"; exit $t_rc' EXIT

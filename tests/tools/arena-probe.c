@@ -174,5 +174,6 @@ int main(int argc, char **argv)
 	cm_service_ready(&svc);
 	while (!cm_service_stopping())
 		pause();
+	cm_service_fini(&svc);
 	return 0;
 }

@@ -171,7 +171,9 @@ int main(int argc, char **argv)
 		if (fd >= 0)
 			close(fd);
 		cm_service_ready(&svc);
-		return lh_call(&svc) < 0 ? 2 : 0;
+		r = lh_call(&svc);
+		cm_service_fini(&svc);
+		return r < 0 ? 2 : 0;
 	}
 	if (!once || fd >= 0) {
 		r = lh_take(&svc, hold, block);
@@ -184,5 +186,6 @@ int main(int argc, char **argv)
 	cm_service_ready(&svc);
 	while (!cm_service_stopping())
 		pause();
+	cm_service_fini(&svc);
 	return 0;
 }

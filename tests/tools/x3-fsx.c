@@ -254,11 +254,35 @@ static int fx_usage(void)
 	return 2;
 }
 
+/* Opens the file and runs the steps; 0 when every byte was as modelled. */
+static int fx_run(fx *f, long steps)
+{
+	if ((f->fd = open(f->path, O_RDWR | O_CREAT | O_TRUNC, 0644)) < 0) {
+		fprintf(stderr, "x3-fsx: %s: %s\n", f->path, strerror(errno));
+		return 1;
+	}
+	printf("x3-fsx seed %llu steps %ld maxlen %lld\n", (unsigned long long)f->rng, steps,
+	       f->maxlen);
+	for (long n = 1; n <= steps; n++) {
+		fx_step *s = &f->hist[f->nhist % FX_HIST];
+
+		fx_choose(f, s);
+		s->n = n;
+		f->nhist++;
+		if (fx_io(f, s) < 0 || (s->size_after = f->size, fx_check(f)) < 0) {
+			close(f->fd);
+			return 1;
+		}
+	}
+	printf("x3-fsx: %ld steps, final size %lld, all bytes as modelled\n", steps, f->size);
+	return close(f->fd) < 0 ? 1 : 0;
+}
+
 int main(int argc, char **argv)
 {
 	fx f = { .maxlen = 256 << 10, .rng = 1 };
 	long steps = 10000;
-	int i;
+	int i, rc = 1;
 
 	for (i = 1; i < argc && argv[i][0] == '-'; i++) {
 		if (!strcmp(argv[i], "--strict"))
@@ -278,22 +302,9 @@ int main(int argc, char **argv)
 	f.page = sysconf(_SC_PAGESIZE);
 	f.model = calloc(1, (size_t)f.maxlen + 1);
 	f.buf = calloc(1, (size_t)f.maxlen + 1);
-	if (!f.model || !f.buf)
-		return 1;
-	if ((f.fd = open(f.path, O_RDWR | O_CREAT | O_TRUNC, 0644)) < 0) {
-		fprintf(stderr, "x3-fsx: %s: %s\n", f.path, strerror(errno));
-		return 1;
-	}
-	printf("x3-fsx seed %llu steps %ld maxlen %lld\n", (unsigned long long)f.rng, steps, f.maxlen);
-	for (long n = 1; n <= steps; n++) {
-		fx_step *s = &f.hist[f.nhist % FX_HIST];
-
-		fx_choose(&f, s);
-		s->n = n;
-		f.nhist++;
-		if (fx_io(&f, s) < 0 || (s->size_after = f.size, fx_check(&f)) < 0)
-			return 1;
-	}
-	printf("x3-fsx: %ld steps, final size %lld, all bytes as modelled\n", steps, f.size);
-	return close(f.fd) < 0 ? 1 : 0;
+	if (f.model && f.buf)
+		rc = fx_run(&f, steps);
+	free(f.model);
+	free(f.buf);
+	return rc;
 }

@@ -178,7 +178,8 @@ static int pt_walk(const char *p, int depth)
 		names[n++] = strdup(de->d_name);
 	}
 	closedir(d);
-	qsort(names, n, sizeof(*names), pt_cmp);
+	if (n) /* qsort must not be given a null array, even of 0 names */
+		qsort(names, n, sizeof(*names), pt_cmp);
 	for (size_t i = 0; i < n; i++) {
 		snprintf(child, sizeof(child), "%s/%s", p, names[i]);
 		r |= pt_walk(child, depth + 1);
