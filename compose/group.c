@@ -173,15 +173,21 @@ int sv_group_start(sv_super *sv)
 int sv_service_kill(sv_super *sv, sv_service *s, int sig, uint64_t deadline)
 {
 	int status = 0;
+	pid_t p;
 
 	kill(s->pid, sig);
-	for (;;) {
-		pid_t p = waitpid(s->pid, &status, cm_now_ns() < deadline ? WNOHANG : 0);
-		if (p == s->pid || (p < 0 && errno != EINTR))
-			break;
-		if (cm_now_ns() >= deadline)
-			kill(s->pid, SIGKILL);
+	while ((p = waitpid(s->pid, &status, WNOHANG)) == 0 && cm_now_ns() < deadline)
 		usleep(2000);
+	if (p == 0) {
+		/* SIGKILL before the wait that blocks: a service that does not
+		 * act on sig (stopped, or waiting on a stopped peer) would
+		 * keep that wait, and the supervisor, forever. */
+		if (sig != SIGKILL)
+			cm_warn("%s (pid %d) still runs at its deadline: killing it", s->name,
+				(int)s->pid);
+		kill(s->pid, SIGKILL);
+		while (waitpid(s->pid, &status, 0) < 0 && errno == EINTR)
+			;
 	}
 	pthread_mutex_lock(&sv->mtx);
 	s->pid = 0;
@@ -191,15 +197,16 @@ int sv_service_kill(sv_super *sv, sv_service *s, int sig, uint64_t deadline)
 }
 
 /* Signals every running service but the mount services, last started
- * first, and reaps them; those still alive after grace_ms get SIGKILL. */
+ * first, and reaps them; each one still alive grace_ms after its signal
+ * gets SIGKILL. The grace is each service's own: journald-svc's clean
+ * shutdown must not lose it to an inode-svc that was slow to exit. */
 void sv_group_kill(sv_super *sv, int sig, int grace_ms)
 {
-	uint64_t deadline = cm_now_ns() + (uint64_t)grace_ms * 1000000ULL;
-
 	for (int i = sv->nsvcs - 1; i >= 0; i--) {
 		sv_service *s = &sv->svcs[i];
 		if (s->pid && !s->mount_svc)
-			(void)sv_service_kill(sv, s, sig, deadline);
+			(void)sv_service_kill(sv, s, sig,
+					      cm_now_ns() + (uint64_t)grace_ms * 1000000ULL);
 	}
 }
 

@@ -174,7 +174,8 @@ void sv_errseq_seed(sv_super *sv, cm_layout *l);
  * another -errno when no arena could be made. */
 int sv_group_start(sv_super *sv);
 void sv_group_stop(sv_super *sv);
-/* Signals every running service, reaps them, SIGKILL after grace_ms. */
+/* Signals every running service, reaps them; SIGKILL to each one still
+ * running grace_ms after its signal. */
 void sv_group_kill(sv_super *sv, int sig, int grace_ms);
 /* Signals s (running), SIGKILL at deadline (cm_now_ns()), reaps it and
  * marks it exited; returns its wait status. */
