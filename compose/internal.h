@@ -142,7 +142,10 @@ typedef struct sv_super {
 	cm_arena *arena;              /* [mtx] */
 	uint64_t generation;          /* [mtx] group restarts so far */
 	enum sv_state state;          /* [mtx] */
-	char reason[SV_REASON_MAX];   /* [mtx] why it is restarting or failed */
+	char reason[SV_REASON_MAX];   /* [mtx] why it is restarting or failed; while the
+				       * group starts, which service it waits for */
+	char cause[SV_REASON_MAX];    /* [main thread] why the group last restarted,
+				       * "" before the first restart */
 	uint64_t group_restart_at;    /* [main thread] a group start is due, 0: none */
 	sv_service svcs[CM_MAX_SVCS]; /* [mtx] as marked in sv_service */
 	int nsvcs;                    /* [immutable] */
