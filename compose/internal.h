@@ -62,6 +62,7 @@
 #define SV_INTERNAL_H
 
 #include <pthread.h>
+#include <signal.h>
 #include <stdint.h>
 #include <sys/types.h>
 
@@ -203,6 +204,10 @@ sv_service *sv_find(sv_super *sv, const char *name);
 void sv_child_exec(sv_super *sv, sv_service *s, int slot) __attribute__((noreturn));
 
 /* policy.c */
+/* The signals a process raises itself (a fault, an abort, seccomp): a
+ * death by one is a crash of its own making. */
+#define SV_NFAULT_SIGNALS 7
+extern const int sv_fault_signals[SV_NFAULT_SIGNALS];
 /* Reaps exited children and applies restart policies. */
 void sv_reap(sv_super *sv);
 /* Called while s (pid) starts: reaps exited children, so that a death
@@ -242,6 +247,11 @@ void sv_mount_give_up(sv_super *sv, sv_service *s, const char *why);
  * cleaned; a live instance is refused) and release it. */
 int sv_rundir_claim(sv_super *sv);
 void sv_rundir_release(sv_super *sv);
+
+/* main.c: a crash of the supervisor writes a last line to the log; a
+ * thread that blocks signals must leave the fault signals out (a fault
+ * signal that is blocked kills without running the handler). */
+void sv_fault_sigdel(sigset_t *set);
 
 /* control.c */
 int sv_control_start(sv_super *sv);
