@@ -9,7 +9,7 @@
 #    control thread: a reply still being packed when the group restarts
 #    must not name what the restart changes or frees; the supervisor lives;
 #  - a full filesystem: x3-kwork's writes get ENOSPC while a random service
-#    is killed;
+#    is killed (each round frees 32 KiB, which a put fills at once);
 #  - a restart in progress: inode-svc killed, then a service of the new
 #    generation (journald-svc while it replays a journal full of data, or
 #    blockdev-svc under that replay) killed as soon as it runs;
@@ -168,7 +168,12 @@ fsck_clean $n "$img" "the kills among checkpoints and restarts"
 # --- a full filesystem ---------------------------------------------------
 up
 t_ok $? "instance ready again"
-head -c 32768 /dev/urandom >"$T_TMP/small"
+# The earlier rounds' trees go, so that the fill below, not they, decides
+# how much room is left.
+for i in $(seq $((6 * scale))); do echo "/c$i /cp$i"; done >"$T_TMP/old"
+for i in $(seq $((4 * scale))); do echo "/g$i"; done >>"$T_TMP/old"
+"$T_EXT3D" --instance $n rm -r $(cat "$T_TMP/old") >/dev/null 2>&1
+head -c 16384 /dev/urandom >"$T_TMP/small"
 f=0
 while "$T_EXT3D" --instance $n put "$T_TMP/mb" "/fill$f" 2>/dev/null; do f=$((f + 1)); done
 "$T_EXT3D" --instance $n rm "/fill$f" >/dev/null 2>&1 # what the failed put left
@@ -177,20 +182,24 @@ while "$T_EXT3D" --instance $n put "$T_TMP/small" "/s$s" 2>/dev/null; do s=$((s 
 "$T_EXT3D" --instance $n put "$T_TMP/small" /nospace 2>"$T_TMP/put.err"
 grep -q "No space left" "$T_TMP/put.err"
 t_ok $? "the filesystem is full ($f MiB and $s small files; a put gets ENOSPC)"
-bad=0 lost= enospc=0
+bad=0 lost= enospc=0 bigfull=0
 for i in $(seq $((6 * scale))); do
-	# A little room, which the round's writes fill up again.
-	"$T_EXT3D" --instance $n rm "/s$((s - 1))" "/s$((s - 2))" >/dev/null 2>&1
+	# A little room (32 KiB and what the last put left), which a put of a
+	# MiB fills at once: x3-kwork's writes meet ENOSPC too.
+	"$T_EXT3D" --instance $n rm "/s$((s - 1))" "/s$((s - 2))" "/big$((i - 1))" >/dev/null 2>&1
 	s=$((s - 2))
 	"$kwork" --instance $n run "/f$i" "$T_TMP/f$i.log" "$((i + 200))" >/dev/null 2>&1 &
 	w=$!
+	"$T_EXT3D" --instance $n put "$T_TMP/mb" "/big$i" 2>"$T_TMP/big.err" &
+	bg=$!
 	sleep "0.$(printf %03d $((50 + $(rnd 300 "$i"))))"
 	kill_svc $n "$(pick "$((i + 7))")"
-	wait $w
+	wait $w $bg
 	grep -q "^E -28" "$T_TMP/f$i.log" && enospc=$((enospc + 1))
+	grep -q "No space left" "$T_TMP/big.err" && bigfull=$((bigfull + 1))
 	after_kill "$i" full "f$i" || break
 done
 verdict "on a full filesystem"
-t_diag "$enospc of the rounds' writes got ENOSPC"
+t_diag "ENOSPC in $bigfull rounds' puts and in $enospc rounds' x3-kwork writes"
 fsck_clean $n "$img" "the kills on a full filesystem"
 t_done
