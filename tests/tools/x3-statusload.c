@@ -5,14 +5,17 @@
  *
  *   x3-statusload --instance NAME THREADS STOPFILE
  *
- * Runs until STOPFILE exists; prints "replies N" and "errors N" (a call
- * that got no reply, as while the supervisor is gone). Exit 0.
+ * Runs until STOPFILE exists, or until the test that started it dies;
+ * prints "replies N" and "errors N" (a call that got no reply, as while the
+ * supervisor is gone). Exit 0.
  */
 #include <pthread.h>
+#include <signal.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <unistd.h>
 
 #include "rpc.h"
@@ -59,6 +62,7 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	xs_stop = argv[4];
+	prctl(PR_SET_PDEATHSIG, SIGKILL); /* a test that dies makes no STOPFILE */
 	if (cm_instance_name(argv[2], instance, sizeof(instance)) < 0 ||
 	    cm_rundir(instance, rundir, sizeof(rundir)) < 0 ||
 	    cm_control_url(rundir, xs_url, sizeof(xs_url)) < 0) {
