@@ -254,7 +254,7 @@ void sv_group_kill(sv_super *sv, int sig, int grace_ms)
  * is started again first, while the rest of its group runs. */
 static void sv_stop_restore(sv_super *sv, enum sv_state was)
 {
-	int status;
+	int status, r;
 	bool hung;
 
 	sv_reap(sv);
@@ -266,7 +266,12 @@ static void sv_stop_restore(sv_super *sv, enum sv_state was)
 			continue;
 		s->restart_at = 0;
 		cm_info("starting %s again for the stop", s->name);
-		if (sv_service_start(sv, i, &status, &hung) < 0)
+		r = sv_service_start(sv, i, &status, &hung);
+		/* Reaped already: recorded as dead, its pid is not signalled
+		 * again (by then it may be another process's). */
+		if (r == -ECHILD)
+			sv_service_died(sv, s, status, hung, false);
+		if (r < 0)
 			cm_warn("%s did not start again: its peers stop without it", s->name);
 	}
 }
