@@ -135,6 +135,7 @@ int sv_control_start(sv_super *sv)
 		return cm_log_errno(r, "control socket %s: %m", url);
 	/* The control thread must not take the signals the main loop reads. */
 	sigfillset(&all);
+	sv_fault_sigdel(&all);
 	pthread_sigmask(SIG_BLOCK, &all, &old);
 	r = -pthread_create(&sv_rpc_thread, NULL, sv_control_main, sv);
 	pthread_sigmask(SIG_SETMASK, &old, NULL);

@@ -71,12 +71,61 @@ void sv_child_exec(sv_super *sv, sv_service *s, int slot)
 	_exit(127);
 }
 
+/* While the group starts, the reason in status says which service it waits
+ * for, after what cause, and (late) for how long: a start that cannot
+ * finish is seen for what it is before its deadline. */
+static void sv_note_waiting(sv_super *sv, sv_service *s, pid_t pid, uint64_t waited_ms)
+{
+	char late[48] = "";
+
+	if (waited_ms)
+		snprintf(late, sizeof(late), ", not ready after %llu ms",
+			 (unsigned long long)waited_ms);
+	pthread_mutex_lock(&sv->mtx);
+	if (sv->state != SV_READY)
+		snprintf(sv->reason, sizeof(sv->reason), "%.160s%swaiting for %s (pid %d)%s",
+			 sv->cause, *sv->cause ? "; " : "", s->name, (int)pid, late);
+	pthread_mutex_unlock(&sv->mtx);
+}
+
+/* Waits until s (pid) is ready: 0, or as sv_service_start. Halfway to the
+ * deadline the log and status say that it is late and when it is killed. */
+static int sv_wait_ready(sv_super *sv, sv_service *s, pid_t pid, int *status, bool *hung)
+{
+	cm_svc_slot *as = &cm_layout_get(sv->arena)->svcs[s - sv->svcs];
+	uint64_t start = cm_now_ns(), half = start + SV_READY_TIMEOUT_MS * 500000ULL;
+	uint64_t deadline = start + SV_READY_TIMEOUT_MS * 1000000ULL;
+
+	sv_note_waiting(sv, s, pid, 0);
+	while (atomic_load(&as->state) != CM_SVC_READY) {
+		int r = sv_reap_starting(sv, s, pid, status);
+		if (r < 0)
+			return r;
+		if (half && cm_now_ns() > half) {
+			half = 0;
+			cm_warn("%s (pid %d) is not ready after %d ms; it is killed at %d ms",
+				s->name, (int)pid, SV_READY_TIMEOUT_MS / 2, SV_READY_TIMEOUT_MS);
+			sv_note_waiting(sv, s, pid, SV_READY_TIMEOUT_MS / 2);
+		}
+		if (cm_now_ns() > deadline) {
+			cm_err("%s was not ready in %d ms: killing it", s->name,
+			       SV_READY_TIMEOUT_MS);
+			kill(pid, SIGKILL);
+			(void)waitpid(pid, status, 0);
+			*hung = true;
+			return -ECHILD;
+		}
+		usleep(2000);
+	}
+	return 0;
+}
+
 int sv_service_start(sv_super *sv, int slot, int *status, bool *hung)
 {
 	sv_service *s = &sv->svcs[slot];
 	cm_svc_slot *as = &cm_layout_get(sv->arena)->svcs[slot];
-	uint64_t deadline = cm_now_ns() + SV_READY_TIMEOUT_MS * 1000000ULL;
 	pid_t pid;
+	int r;
 
 	if (s->mount_svc)
 		return sv_mount_service_start(sv, slot, status, hung);
@@ -94,20 +143,9 @@ int sv_service_start(sv_super *sv, int slot, int *status, bool *hung)
 	s->state = CM_SVC_STARTING;
 	pthread_mutex_unlock(&sv->mtx);
 	atomic_store(&as->pid, pid);
-	while (atomic_load(&as->state) != CM_SVC_READY) {
-		int r = sv_reap_starting(sv, s, pid, status);
-		if (r < 0)
-			return r;
-		if (cm_now_ns() > deadline) {
-			cm_err("%s was not ready in %d ms: killing it", s->name,
-			       SV_READY_TIMEOUT_MS);
-			kill(pid, SIGKILL);
-			(void)waitpid(pid, status, 0);
-			*hung = true;
-			return -ECHILD;
-		}
-		usleep(2000);
-	}
+	r = sv_wait_ready(sv, s, pid, status, hung);
+	if (r < 0)
+		return r;
 	pthread_mutex_lock(&sv->mtx);
 	s->state = CM_SVC_READY;
 	pthread_mutex_unlock(&sv->mtx);
@@ -173,15 +211,21 @@ int sv_group_start(sv_super *sv)
 int sv_service_kill(sv_super *sv, sv_service *s, int sig, uint64_t deadline)
 {
 	int status = 0;
+	pid_t p;
 
 	kill(s->pid, sig);
-	for (;;) {
-		pid_t p = waitpid(s->pid, &status, cm_now_ns() < deadline ? WNOHANG : 0);
-		if (p == s->pid || (p < 0 && errno != EINTR))
-			break;
-		if (cm_now_ns() >= deadline)
-			kill(s->pid, SIGKILL);
+	while ((p = waitpid(s->pid, &status, WNOHANG)) == 0 && cm_now_ns() < deadline)
 		usleep(2000);
+	if (p == 0) {
+		/* SIGKILL before the wait that blocks: a service that does not
+		 * act on sig (stopped, or waiting on a stopped peer) would
+		 * keep that wait, and the supervisor, forever. */
+		if (sig != SIGKILL)
+			cm_warn("%s (pid %d) still runs at its deadline: killing it", s->name,
+				(int)s->pid);
+		kill(s->pid, SIGKILL);
+		while (waitpid(s->pid, &status, 0) < 0 && errno == EINTR)
+			;
 	}
 	pthread_mutex_lock(&sv->mtx);
 	s->pid = 0;
@@ -191,15 +235,16 @@ int sv_service_kill(sv_super *sv, sv_service *s, int sig, uint64_t deadline)
 }
 
 /* Signals every running service but the mount services, last started
- * first, and reaps them; those still alive after grace_ms get SIGKILL. */
+ * first, and reaps them; each one still alive grace_ms after its signal
+ * gets SIGKILL. The grace is each service's own: journald-svc's clean
+ * shutdown must not lose it to an inode-svc that was slow to exit. */
 void sv_group_kill(sv_super *sv, int sig, int grace_ms)
 {
-	uint64_t deadline = cm_now_ns() + (uint64_t)grace_ms * 1000000ULL;
-
 	for (int i = sv->nsvcs - 1; i >= 0; i--) {
 		sv_service *s = &sv->svcs[i];
 		if (s->pid && !s->mount_svc)
-			(void)sv_service_kill(sv, s, sig, deadline);
+			(void)sv_service_kill(sv, s, sig,
+					      cm_now_ns() + (uint64_t)grace_ms * 1000000ULL);
 	}
 }
 
@@ -209,7 +254,7 @@ void sv_group_kill(sv_super *sv, int sig, int grace_ms)
  * is started again first, while the rest of its group runs. */
 static void sv_stop_restore(sv_super *sv, enum sv_state was)
 {
-	int status;
+	int status, r;
 	bool hung;
 
 	sv_reap(sv);
@@ -221,7 +266,12 @@ static void sv_stop_restore(sv_super *sv, enum sv_state was)
 			continue;
 		s->restart_at = 0;
 		cm_info("starting %s again for the stop", s->name);
-		if (sv_service_start(sv, i, &status, &hung) < 0)
+		r = sv_service_start(sv, i, &status, &hung);
+		/* Reaped already: recorded as dead, its pid is not signalled
+		 * again (by then it may be another process's). */
+		if (r == -ECHILD)
+			sv_service_died(sv, s, status, hung, false);
+		if (r < 0)
 			cm_warn("%s did not start again: its peers stop without it", s->name);
 	}
 }
@@ -245,6 +295,7 @@ void sv_group_stop(sv_super *sv)
 void sv_group_restart(sv_super *sv, const char *why, uint32_t delay_ms)
 {
 	cm_warn("group restart in %u ms: %s", delay_ms, why);
+	snprintf(sv->cause, sizeof(sv->cause), "%s", why);
 	pthread_mutex_lock(&sv->mtx);
 	sv->state = SV_RESTARTING;
 	snprintf(sv->reason, sizeof(sv->reason), "%s", why);

@@ -62,6 +62,7 @@
 #define SV_INTERNAL_H
 
 #include <pthread.h>
+#include <signal.h>
 #include <stdint.h>
 #include <sys/types.h>
 
@@ -142,7 +143,10 @@ typedef struct sv_super {
 	cm_arena *arena;              /* [mtx] */
 	uint64_t generation;          /* [mtx] group restarts so far */
 	enum sv_state state;          /* [mtx] */
-	char reason[SV_REASON_MAX];   /* [mtx] why it is restarting or failed */
+	char reason[SV_REASON_MAX];   /* [mtx] why it is restarting or failed; while the
+				       * group starts, which service it waits for */
+	char cause[SV_REASON_MAX];    /* [main thread] why the group last restarted,
+				       * "" before the first restart */
 	uint64_t group_restart_at;    /* [main thread] a group start is due, 0: none */
 	sv_service svcs[CM_MAX_SVCS]; /* [mtx] as marked in sv_service */
 	int nsvcs;                    /* [immutable] */
@@ -174,7 +178,8 @@ void sv_errseq_seed(sv_super *sv, cm_layout *l);
  * another -errno when no arena could be made. */
 int sv_group_start(sv_super *sv);
 void sv_group_stop(sv_super *sv);
-/* Signals every running service, reaps them, SIGKILL after grace_ms. */
+/* Signals every running service, reaps them; SIGKILL to each one still
+ * running grace_ms after its signal. */
 void sv_group_kill(sv_super *sv, int sig, int grace_ms);
 /* Signals s (running), SIGKILL at deadline (cm_now_ns()), reaps it and
  * marks it exited; returns its wait status. */
@@ -199,6 +204,10 @@ sv_service *sv_find(sv_super *sv, const char *name);
 void sv_child_exec(sv_super *sv, sv_service *s, int slot) __attribute__((noreturn));
 
 /* policy.c */
+/* The signals a process raises itself (a fault, an abort, seccomp): a
+ * death by one is a crash of its own making. */
+#define SV_NFAULT_SIGNALS 7
+extern const int sv_fault_signals[SV_NFAULT_SIGNALS];
 /* Reaps exited children and applies restart policies. */
 void sv_reap(sv_super *sv);
 /* Called while s (pid) starts: reaps exited children, so that a death
@@ -238,6 +247,11 @@ void sv_mount_give_up(sv_super *sv, sv_service *s, const char *why);
  * cleaned; a live instance is refused) and release it. */
 int sv_rundir_claim(sv_super *sv);
 void sv_rundir_release(sv_super *sv);
+
+/* main.c: a crash of the supervisor writes a last line to the log; a
+ * thread that blocks signals must leave the fault signals out (a fault
+ * signal that is blocked kills without running the handler). */
+void sv_fault_sigdel(sigset_t *set);
 
 /* control.c */
 int sv_control_start(sv_super *sv);

@@ -6,6 +6,7 @@
 #include <poll.h>
 #include <signal.h>
 #include <stdlib.h>
+#include <stdio.h>
 #include <string.h>
 #include <sys/signalfd.h>
 #include <unistd.h>
@@ -23,6 +24,41 @@ static const struct option sv_options[] = {
 	{"restart-delay-max", required_argument, NULL, 'd'},
 	{0},
 };
+
+/* The supervisor's last log line when it crashes, made at start: only
+ * write(2) may run in the handler. Its services die with it (their parent
+ * death signal), so without that line the instance would vanish in
+ * silence. */
+static char sv_crash_line[128];
+static int sv_crash_len;
+
+static void sv_on_crash(int sig)
+{
+	char num[3] = {(char)('0' + sig / 10), (char)('0' + sig % 10), '\n'};
+	int skip = sig < 10; /* no leading zero */
+
+	(void)!write(STDERR_FILENO, sv_crash_line, (size_t)sv_crash_len);
+	(void)!write(STDERR_FILENO, num + skip, sizeof(num) - (size_t)skip);
+	raise(sig); /* SA_RESETHAND: the default action, once the handler returns */
+}
+
+void sv_fault_sigdel(sigset_t *set)
+{
+	for (int i = 0; i < SV_NFAULT_SIGNALS; i++)
+		sigdelset(set, sv_fault_signals[i]);
+}
+
+static void sv_log_crashes(void)
+{
+	struct sigaction sa = {.sa_handler = sv_on_crash, .sa_flags = SA_RESETHAND};
+
+	sv_crash_len = snprintf(sv_crash_line, sizeof(sv_crash_line),
+				"ext3d-supervisor[%d] error: crashed, its services die with it: "
+				"signal ", (int)getpid());
+	sigemptyset(&sa.sa_mask);
+	for (int i = 0; i < SV_NFAULT_SIGNALS; i++)
+		sigaction(sv_fault_signals[i], &sa, NULL);
+}
 
 /* A duration in ms from min to an hour. */
 static int sv_parse_ms(const char *arg, unsigned long min, uint32_t *ret)
@@ -105,6 +141,7 @@ int main(int argc, char **argv)
 	int r;
 
 	cm_log_init("ext3d-supervisor");
+	sv_log_crashes();
 	if (sv_parse(&sv, argc, argv) < 0) {
 		cm_err("usage: ext3d-supervisor --compose FILE [--instance NAME] "
 		       "[--set KEY=VALUE]... [--arena-size MiB] [--locking fine|big] "

@@ -54,11 +54,16 @@ static bool sv_needs_group(sv_super *sv, sv_service *s, pid_t pid, char *why, si
 	return false;
 }
 
-/* A signal raised by the process itself: a fault, an abort, seccomp. */
+const int sv_fault_signals[SV_NFAULT_SIGNALS] = {
+	SIGSEGV, SIGABRT, SIGBUS, SIGILL, SIGSYS, SIGFPE, SIGTRAP,
+};
+
 static bool sv_fault_signal(int sig)
 {
-	return sig == SIGSEGV || sig == SIGABRT || sig == SIGBUS || sig == SIGILL ||
-	       sig == SIGSYS || sig == SIGFPE || sig == SIGTRAP;
+	for (int i = 0; i < SV_NFAULT_SIGNALS; i++)
+		if (sig == sv_fault_signals[i])
+			return true;
+	return false;
 }
 
 /* Gives up on the instance: stops what still runs, keeps serving status. */

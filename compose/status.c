@@ -2,6 +2,10 @@
  * lock counters (stripes and groups folded per lock name), channels, the
  * buffer cache and the journal.
  * Called with sv->mtx held, so the arena cannot be swapped underneath. The
+ * reply is packed after sv->mtx is released, while the main thread may
+ * discard the arena (a group restart) or rewrite a reason: every string it
+ * names from the arena or from a field under sv->mtx is its own copy
+ * (sv_dup), freed by sv_status_free. The
  * journal is read without its locks (status must never wait on, or be
  * stopped by, a service's critical section): every field may be a moment
  * old and indexes read from it are checked before they are followed. */
@@ -28,6 +32,20 @@ static const char *const sv_svc_state_names[] = {
 };
 
 static char sv_reason[SV_REASON_MAX + CM_SVC_NAME_MAX + 32]; /* [mtx] */
+
+/* A copy the reply owns; the empty string if there is no memory for it. */
+static char *sv_dup(const char *s, size_t max)
+{
+	char *d = strndup(s, max);
+
+	return d ? d : (char *)protobuf_c_empty_string;
+}
+
+static void sv_undup(char *s)
+{
+	if (s != protobuf_c_empty_string)
+		free(s);
+}
 
 /* The instance's state as a client sees it: a group that is up but has a
  * service restarting or stalled is degraded or stalled, with the reason.
@@ -66,14 +84,14 @@ static void sv_lock_add(cm_mutex *m, void *ctx)
 	Ext3d__LockStatus *ls = NULL;
 
 	for (size_t i = 0; i < f->n; i++)
-		if (strcmp(f->locks[i].name, m->name) == 0)
+		if (strncmp(f->locks[i].name, m->name, CM_LOCK_NAME_MAX) == 0)
 			ls = &f->locks[i];
 	if (!ls) {
 		if (f->n == f->cap)
 			return;
 		ls = &f->locks[f->n++];
 		ext3d__lock_status__init(ls);
-		ls->name = m->name;
+		ls->name = sv_dup(m->name, CM_LOCK_NAME_MAX - 1);
 	}
 	ls->instances++;
 	ls->acquisitions += atomic_load(&m->acquisitions);
@@ -247,7 +265,7 @@ static int sv_status_locks(sv_super *sv, Ext3d__StatusReply *st)
 	st->fs_errors = atomic_load(&l->fs_errors.count);
 	st->read_only = atomic_load(&l->fs_errors.read_only) != 0;
 	if (st->fs_errors)
-		st->fs_error = strndup(l->fs_errors.last, CM_FS_ERROR_MAX - 1);
+		st->fs_error = sv_dup(l->fs_errors.last, CM_FS_ERROR_MAX - 1);
 	st->locking = l->locks.mode == CM_LOCKING_BIG ? "big" : "fine";
 	for (uint32_t i = 0; i < l->nchans; i++) {
 		cm_chan *ch = cm_chan_at(l, sv->arena, i);
@@ -261,6 +279,7 @@ static int sv_status_locks(sv_super *sv, Ext3d__StatusReply *st)
 int sv_status_fill(sv_super *sv, Ext3d__StatusReply *st)
 {
 	Ext3d__ServiceStatus *svcs = calloc((size_t)sv->nsvcs, sizeof(*svcs));
+	const char *reason;
 
 	st->services = calloc((size_t)sv->nsvcs, sizeof(*st->services));
 	if (!svcs || !st->services) {
@@ -269,7 +288,8 @@ int sv_status_fill(sv_super *sv, Ext3d__StatusReply *st)
 	}
 	st->instance = sv->cfg.instance;
 	st->supervisor_pid = getpid();
-	st->state = (char *)sv_state_seen(sv, (const char **)&st->reason);
+	st->state = (char *)sv_state_seen(sv, &reason);
+	st->reason = sv_dup(reason, sizeof(sv_reason));
 	st->watchdog_ms = sv->cfg.watchdog_ms;
 	st->generation = sv->generation;
 	for (int i = 0; i < sv->nsvcs; i++) {
@@ -280,35 +300,50 @@ int sv_status_fill(sv_super *sv, Ext3d__StatusReply *st)
 		svcs[i].state = (char *)sv_svc_state_names[s->state];
 		if (s->mount_svc && !sv->mount[0] && s->state != CM_SVC_FAILED)
 			svcs[i].state = "unmounted";
-		svcs[i].mount = s->mount_svc ? sv->mount : "";
-		svcs[i].mount_options = s->mount_svc ? sv->mount_opts : "";
+		svcs[i].mount = (char *)protobuf_c_empty_string;
+		svcs[i].mount_options = (char *)protobuf_c_empty_string;
+		if (s->mount_svc) {
+			svcs[i].mount = sv_dup(sv->mount, sizeof(sv->mount));
+			svcs[i].mount_options = sv_dup(sv->mount_opts, sizeof(sv->mount_opts));
+		}
 		svcs[i].restarts = s->restarts;
 		svcs[i].restart_policy = (char *)sv_policy_name(s->policy);
 		svcs[i].last_exit_status = s->last_status;
 		svcs[i].last_exit_signal = s->last_signal;
 		svcs[i].stalls = s->stalls;
-		svcs[i].last_exit = s->why;
+		svcs[i].last_exit = sv_dup(s->why, sizeof(s->why));
 		st->services[i] = &svcs[i];
 	}
 	st->n_services = (size_t)sv->nsvcs;
 	return sv->arena ? sv_status_locks(sv, st) : 0;
 }
 
+/* A folded lock list: its names, then the array they were folded in. */
+static void sv_locks_free(Ext3d__LockStatus **locks, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		sv_undup(locks[i]->name);
+	if (n)
+		free(locks[0]);
+	free(locks);
+}
+
 void sv_status_free(Ext3d__StatusReply *st)
 {
+	sv_undup(st->reason);
+	for (size_t i = 0; i < st->n_services; i++) {
+		sv_undup(st->services[i]->mount);
+		sv_undup(st->services[i]->mount_options);
+		sv_undup(st->services[i]->last_exit);
+	}
 	if (st->n_services)
 		free(st->services[0]);
 	free(st->services);
-	if (st->n_locks)
-		free(st->locks[0]);
-	free(st->locks);
+	sv_locks_free(st->locks, st->n_locks);
 	free(st->cache);
-	if (st->fs_error != protobuf_c_empty_string)
-		free(st->fs_error);
+	sv_undup(st->fs_error);
 	if (st->journal) {
-		if (st->journal->n_locks)
-			free(st->journal->locks[0]);
-		free(st->journal->locks);
+		sv_locks_free(st->journal->locks, st->journal->n_locks);
 		free(st->journal);
 	}
 }

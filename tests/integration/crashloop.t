@@ -6,7 +6,8 @@
 # delays double from 20 ms on the way. A service killed from outside as
 # often is never given up on (see killstorm.t); here, one sent SIGKILL or
 # SIGTERM ten times back to back is restarted each time, and a stop during
-# its restart delay starts it again so that the journal stops cleanly.
+# its restart delay starts it again so that the journal stops cleanly (and
+# when that start fails, its death is recorded).
 set -u
 . "$(dirname "$0")/../lib/tap.sh"
 . "$T_TOP/tests/lib/instance.sh"
@@ -113,4 +114,22 @@ grep -q "journal shut down cleanly" "$T_TMP/t-kill.log"
 t_ok $? "the journal was shut down cleanly"
 e2fsck -fn "$img" >"$T_TMP/fsck" 2>&1
 t_ok $? "e2fsck -fn: clean" || sed 's/^/# /' "$T_TMP/fsck"
+
+# The same stop with blockdev-svc's image gone: its start for the stop
+# fails, and that death is recorded like any other (the stop must not
+# signal its pid again, by then maybe another process's).
+cp "$img" "$T_TMP/gone.img"
+t_instance_start t-kill "$T_TOP/compose/ext3d.compose" --set "IMAGE=$T_TMP/gone.img" \
+	--set BLOCKDEV_ARGS= >/dev/null
+t_is "$(kill_bd KILL 8)" 8 "on a copy of the image: blockdev-svc killed eight times"
+mv "$T_TMP/gone.img" "$T_TMP/away.img"
+"$T_EXT3D" --instance t-kill shutdown >/dev/null 2>&1 &
+for _ in $(seq 300); do t_pid_gone "$t_pid_t_kill" && break; sleep 0.1; done
+t_pid_gone "$t_pid_t_kill"
+t_ok $? "the image moved away, a stop: the supervisor exits"
+awk '/starting blockdev-svc again for the stop/ { s = "" }
+	/ext3d-supervisor.*blockdev-svc/ && !/again for the stop/ && s == "" { s = $0 }
+	END { print s }' "$T_TMP/t-kill.log" >"$T_TMP/after"
+grep -q "blockdev-svc (pid [0-9]*) exited with status 1$" "$T_TMP/after"
+t_ok $? "its failed start for the stop is recorded as a death: $(cat "$T_TMP/after")"
 t_done

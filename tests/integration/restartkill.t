@@ -6,9 +6,10 @@
 # alloc-svc or the gated inode-svc itself is SIGKILLed before the group is
 # ready. The supervisor must see that death at once (status stops showing
 # the dead pid, the log names it), not once inode-svc's start times out at
-# the gate, then
-# bring the group back once the gate opens, and a read issued during the
-# restart must return the file's bytes, not ETIMEDOUT. Then, ungated, the
+# the gate, then bring the group back once the gate opens, and a read
+# issued during the restart must return the file's bytes, not ETIMEDOUT;
+# with the gate kept closed, status and the log say what the restart waits
+# for, before its deadline. Then, ungated, the
 # same kills at their natural moment and a short kill storm; the time from
 # the last kill to ready is printed (diag), not judged.
 set -u
@@ -96,6 +97,28 @@ for t in blockdev-svc journald-svc alloc-svc inode-svc; do
 done
 grep -q "Input/output error" "$log"
 t_ok "$([ $? -ne 0 ]; echo $?)" "no service failed on a dead blockdev-svc (Input/output error)"
+
+# A restart that cannot finish says so before its deadline: with the gate
+# closed, status names the service the restart waits for and its cause,
+# and halfway to the deadline the log and status say that it is late.
+rm -f "$gate"
+ino=$(svc inode-svc | cut -d' ' -f1)
+kill9 "$ino"
+wait_until starting_after "$ino"
+reason=$(t_field $n supervisor.reason)
+case "$reason" in
+"inode-svc killed by signal 9 (Killed); waiting for inode-svc (pid "*")") r=0 ;;
+*) r=1 ;;
+esac
+t_ok $r "status says what the restart waits for, after what: $reason"
+wait_until grep -q "inode-svc (pid [0-9]*) is not ready after 7500 ms; it is killed at 15000 ms" "$log"
+t_ok $? "halfway to its deadline the log says that inode-svc is late"
+reason=$(t_field $n supervisor.reason)
+case "$reason" in *"waiting for inode-svc (pid "*"), not ready after 7500 ms") r=0 ;; *) r=1 ;; esac
+t_ok $r "and so does status: $reason"
+touch "$gate"
+t_instance_wait_ready $n >/dev/null
+t_ok $? "the instance is ready once the gate opens"
 
 # Ungated: a kill as soon as the restart has started the service again.
 for t in blockdev-svc journald-svc alloc-svc; do

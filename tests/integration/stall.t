@@ -4,7 +4,9 @@
 # watchdog's deadline (here 1 s), killed and replaced, while libext3d
 # clients keep reading and none blocks past its call deadline; with the
 # watchdog set long, a client call on a stopped inode-svc returns ETIMEDOUT
-# at its own deadline (EXT3D_CALL_TIMEOUT_MS) instead of hanging.
+# at its own deadline (EXT3D_CALL_TIMEOUT_MS) instead of hanging, and a
+# shutdown with the service still stopped kills it at the stop's deadline
+# instead of waiting for it forever.
 set -u
 . "$(dirname "$0")/../lib/tap.sh"
 . "$T_TOP/tests/lib/instance.sh"
@@ -73,6 +75,15 @@ t_ok "$([ "${timedout:-0}" -ge 1 ]; echo $?)" "calls on a stopped inode-svc retu
 t_ok "$([ "${longest:-999999}" -le 2500 ]; echo $?)" "at their 1500 ms deadline (longest wait ${longest:-?} ms)"
 "$T_EXT3D" --instance $n status >/dev/null
 t_is $? 0 "within the watchdog's deadline status still says ready"
-kill -CONT "$pid"
+# A shutdown while inode-svc is still stopped: it cannot act on SIGTERM, so
+# its stop deadline SIGKILLs it, and the others stop after it.
+sup=$(t_field $n supervisor.pid)
+"$T_EXT3D" --instance $n shutdown >/dev/null 2>&1
+for _ in $(seq 600); do t_pid_gone "$sup" && break; sleep 0.1; done
+t_pid_gone "$sup"
+t_ok $? "a shutdown with inode-svc stopped ends: the supervisor exits"
+grep -q "inode-svc (pid $pid) still runs at its deadline: killing it" "$T_TMP/$n.log"
+t_ok $? "the log says that the stop killed the stopped inode-svc"
+kill -CONT "$pid" 2>/dev/null
 t_instance_stop $n
 t_done

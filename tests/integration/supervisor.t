@@ -3,7 +3,8 @@
 # and JSON), a killed blockdev-svc restarted alone, a killed group-policy
 # service restarting the whole group on a new arena, a process that dies
 # holding an arena lock forcing a group restart, a stale run directory left
-# by a crashed supervisor, a second instance of the same name refused.
+# by a crashed supervisor, a second instance of the same name refused, and
+# a supervisor that crashes (SIGSEGV) saying so in its log's last line.
 set -u
 . "$(dirname "$0")/../lib/tap.sh"
 . "$T_TOP/tests/lib/instance.sh"
@@ -89,5 +90,21 @@ t_is "$(t_field t-hold generation)" 1 "its death holding j_list_lock restarted t
 grep -q "lock-holder died holding j_list_lock" "$T_TMP/t-hold.log"
 t_ok $? "the log names the lock"
 t_instance_stop t-hold
+
+# A supervisor that crashes says so in the last line of its log (no core
+# dump wanted: ulimit -c 0 for it alone).
+(ulimit -c 0; exec "$T_SUPERVISOR" --compose "$compose" --instance t-crash \
+	--set "BUILD=$EXT3D_BUILD" --set "IMAGE=$img" --set BLOCKDEV_ARGS= \
+	</dev/null >"$T_TMP/t-crash.log" 2>&1) &
+crashed=$!
+t_instance_wait_ready t-crash $crashed >/dev/null
+t_ok $? "another instance is ready"
+kill -SEGV $crashed
+for _ in $(seq 100); do t_pid_gone $crashed && break; sleep 0.1; done
+wait $crashed 2>/dev/null
+tail -1 "$T_TMP/t-crash.log" |
+	grep -q "^ext3d-supervisor\[$crashed\] error: crashed, its services die with it: signal 11$"
+t_ok $? "killed by SIGSEGV, its log's last line says that it crashed"
+"$T_EXT3D" --instance t-crash shutdown >/dev/null 2>&1 # its stale run directory
 
 t_done

@@ -73,6 +73,7 @@ for svc in inode-svc journald-svc; do
 		"a new session's sync after the restart that lost the put: EIO ($svc)"
 	t_is "$(sync_rc)" "0 " "the next sync: 0, the loss was reported ($svc)"
 done
+t_instance_stop $n
 
 # The issue's loop, in ordered mode and in writeback (where a commit is
 # not enough: the data is durable once an fsync or sync has flushed it).

@@ -15,11 +15,23 @@ t_instance_start() {
 	t_instance_wait_ready "$name" $!
 }
 
-# t_instance_wait_ready NAME [PID]: waits up to 20 s for state ready.
+# t_pid_gone PID: the process has exited (a zombie not reaped yet counts).
+t_pid_gone() {
+	st=$(awk '/^State:/ {print $2}' "/proc/$1/status" 2>/dev/null)
+	[ -z "$st" ] || [ "$st" = Z ]
+}
+
+# t_instance_wait_ready NAME [PID]: waits up to 20 s for state ready; gives
+# up at once, saying so, when the supervisor (PID, or the one
+# t_instance_start started) is gone.
 t_instance_wait_ready() {
+	eval "t_wr_sup=\${2:-\${t_pid_$(echo "$1" | tr -c 'a-zA-Z0-9\n' _):-}}"
 	for _ in $(seq 400); do
 		t_status "$1" 2>/dev/null | grep -q '"supervisor":{[^}]*"state":"ready"' && return 0
-		[ -n "${2:-}" ] && ! kill -0 "$2" 2>/dev/null && break
+		if [ -n "$t_wr_sup" ] && t_pid_gone "$t_wr_sup"; then
+			echo "# the supervisor of $1 (pid $t_wr_sup) is gone"
+			break
+		fi
 		sleep 0.05
 	done
 	echo "# instance $1 not ready; its log:"; sed 's/^/#   /' "$T_TMP/$1.log" | tail -20
@@ -33,8 +45,7 @@ t_instance_stop() {
 	"$T_EXT3D" --instance "$1" shutdown >/dev/null 2>&1 || true
 	[ -n "$pid" ] || return 0
 	for _ in $(seq 100); do
-		st=$(awk '/^State:/ {print $2}' "/proc/$pid/status" 2>/dev/null)
-		{ [ -z "$st" ] || [ "$st" = Z ]; } && return 0
+		t_pid_gone "$pid" && return 0
 		sleep 0.1
 	done
 	echo "# supervisor of $1 (pid $pid) did not exit after shutdown: killed"
