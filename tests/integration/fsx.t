@@ -46,7 +46,7 @@ for bs in 1024 4096; do
 	t_mkimg "$img" $bs && t_instance_start $n "$T_TOP/compose/ext3d.compose" --set "IMAGE=$img" \
 		--set BLOCKDEV_ARGS= >/dev/null && t_fuse_mount $n "$T_TMP/mx"
 	t_ok $? "ext3d instance up and mounted with ext3d-fuse ($bs-byte blocks)"
-	fsx "x3-fsx on ext3d-fuse, every step as modelled ($bs-byte blocks)" "$T_TMP/mx/f" --strict
+	fsx "x3-fsx on ext3d-fuse, every step as modelled ($bs-byte blocks, $steps steps run)" "$T_TMP/mx/f" --strict
 	t_umount "$T_TMP/mx"
 	t_instance_stop $n
 	e2fsck -fn "$img" >"$T_TMP/fsck.out" 2>&1

@@ -72,7 +72,7 @@ run() {
 		fi
 	done
 	[ -n "$lost" ] && t_diag "$lost"
-	t_is "$sent" "$rounds" "every round SIGKILLed its service ($each each of $targets)"
+	t_is "$sent" "$rounds" "every round SIGKILLed its service ($sent SIGKILLs sent, $each each of $targets)"
 	t_is "$bad" 0 "every fsync-acknowledged byte and name is there after each kill ($mode)"
 	t_ok "$([ "$durable" -gt 0 ]; echo $?)" "the writers' fsyncs returned ($durable)"
 	t_fuse_mounted "$mnt"
