@@ -74,7 +74,10 @@ run() {
 			sed 's/^/#   /' "$T_TMP/check.out" | head -10
 		fi
 	done
-	[ -n "$lost" ] && t_diag "$lost"
+	if [ -n "$lost" ]; then
+		t_diag "$lost; the end of its log:"
+		sed 's/^/#   /' "$T_TMP/$n.log" | tail -20
+	fi
 	t_is "$sent" "$rounds" "every round SIGKILLed its service ($sent SIGKILLs sent, $each each of $targets)"
 	t_is "$bad" 0 "every fsync-acknowledged byte and name is there after each kill ($mode)"
 	t_ok "$([ "$durable" -gt 0 ]; echo $?)" "the writers' fsyncs returned ($durable)"
