@@ -10,7 +10,7 @@
 # reached only by a file whose size stat accepts), and leave every service
 # ready with no restart. A size past ext3_max_size is refused with EUCLEAN
 # and a log line naming the inode. compose/up shows why it refuses an empty
-# or short image. EXT3D_CORRUPT_COUNT images (40; 1500 with EXT3D_LONG=1),
+# or short image. EXT3D_CORRUPT_COUNT images (40; 200 with EXT3D_LONG=1),
 # EXT3D_CORRUPT_SEED to replay a run.
 set -u
 . "$(dirname "$0")/../lib/tap.sh"
@@ -21,7 +21,7 @@ gen=$T_TOP/tests/tools/corrupt-gen.py
 count=${EXT3D_CORRUPT_COUNT:-40}
 seed=${EXT3D_CORRUPT_SEED:-20261204}
 if [ -n "${EXT3D_LONG:-}" ]; then
-	count=${EXT3D_CORRUPT_COUNT:-1500}
+	count=${EXT3D_CORRUPT_COUNT:-200}
 	seed=${EXT3D_CORRUPT_SEED:-$(date +%s)}
 fi
 limit=$((16 << 20))

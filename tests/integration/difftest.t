@@ -47,7 +47,7 @@ for mode in ordered journal writeback; do
 		t_ok $? "kernel mount of the twin, both roots sticky and writable by all ($cfg)"
 
 		"$dt" --instance $n "$T_TMP/mk" $seed $nops >"$T_TMP/dt.out" 2>&1
-		t_ok $? "every return value and errno and both trees alike ($cfg)"
+		t_ok $? "every return value and errno and both trees alike ($cfg, $nops operations run)"
 		head -30 "$T_TMP/dt.out" | sed 's/^/#   /'
 		"$xt" --instance $n ext3d / 2>&1 | grep -v '^/lost+found' >"$T_TMP/x.tree"
 		"$xt" host "$T_TMP/mk" 2>&1 | grep -v '^/lost+found' >"$T_TMP/k.tree"

@@ -4,7 +4,7 @@
 # a model after every step) on a kernel loop mount, as a check of the tool,
 # then on ext3d-fuse mounts at 1 KiB and 4 KiB blocks, where punch hole and
 # copy_file_range must work (--strict). e2fsck -fn clean afterwards.
-# Default: 2000 steps per run; EXT3D_LONG=1: 40000 steps and a 2 MiB file.
+# Default: 2000 steps per run; EXT3D_LONG=1: 20000 steps and a 2 MiB file.
 # EXT3D_SEED=N sets the seed; EXT3D_FUSE_ARGS adds ext3d-fuse options (e.g.
 # "-o writeback_cache").
 set -u
@@ -16,7 +16,7 @@ t_need_root "kernel loop mounts"
 t_need_kmount
 fsx=$EXT3D_BUILD/tests/tools/x3-fsx
 steps=2000 maxlen=262144
-[ -n "${EXT3D_LONG:-}" ] && steps=40000 maxlen=2097152
+[ -n "${EXT3D_LONG:-}" ] && steps=20000 maxlen=2097152
 seed=${EXT3D_SEED:-$(date +%s)}
 why=$(t_fuse_missing)
 t_diag "seed $seed, $steps steps, files up to $maxlen bytes"
@@ -46,7 +46,7 @@ for bs in 1024 4096; do
 	t_mkimg "$img" $bs && t_instance_start $n "$T_TOP/compose/ext3d.compose" --set "IMAGE=$img" \
 		--set BLOCKDEV_ARGS= >/dev/null && t_fuse_mount $n "$T_TMP/mx"
 	t_ok $? "ext3d instance up and mounted with ext3d-fuse ($bs-byte blocks)"
-	fsx "x3-fsx on ext3d-fuse, every step as modelled ($bs-byte blocks)" "$T_TMP/mx/f" --strict
+	fsx "x3-fsx on ext3d-fuse, every step as modelled ($bs-byte blocks, $steps steps run)" "$T_TMP/mx/f" --strict
 	t_umount "$T_TMP/mx"
 	t_instance_stop $n
 	e2fsck -fn "$img" >"$T_TMP/fsck.out" 2>&1

@@ -16,11 +16,11 @@
 # before the corrupted one replayed exactly (block for block against a
 # model), the output saying where the log ended and why, e2fsck -fn clean
 # afterwards; a bad journal superblock, inode or feature set refused with
-# the reason and the image untouched. 100 cases in all (EXT3D_JFUZZ_CASES), 2000
+# the reason and the image untouched. 100 cases in all (EXT3D_JFUZZ_CASES), 1000
 # with EXT3D_LONG=1; EXT3D_JFUZZ_SEED picks the seed (default: the date).
 # Then, with the clang build, libFuzzer runs tests/tools/fuzz-jbd on the
 # plain base's log, seeded with it and its corruptions, for
-# EXT3D_JFUZZ_SECONDS (15; 300 with EXT3D_LONG=1).
+# EXT3D_JFUZZ_SECONDS (15; 120 with EXT3D_LONG=1).
 set -u
 . "$(dirname "$0")/../lib/tap.sh"
 
@@ -102,7 +102,7 @@ recs=$REC
 asan=${EXT3D_ASAN_BUILD:-}/journald-svc/ext3d-recover
 [ -n "${EXT3D_ASAN_BUILD:-}" ] && [ -x "$asan" ] && recs="$REC,$asan"
 cases=${EXT3D_JFUZZ_CASES:-100}
-[ -n "${EXT3D_LONG:-}" ] && cases=${EXT3D_JFUZZ_CASES:-2000}
+[ -n "${EXT3D_LONG:-}" ] && cases=${EXT3D_JFUZZ_CASES:-1000}
 seed=${EXT3D_JFUZZ_SEED:-$(date +%Y%m%d)}
 t_diag "seed $seed, $cases cases in all, recovery by $recs"
 live=$T_TMP/live.img
@@ -143,7 +143,7 @@ done
 # libFuzzer on recovery, from the plain base's log and its corruptions.
 fz=${EXT3D_ASAN_BUILD:-}/tests/tools/fuzz-jbd
 secs=${EXT3D_JFUZZ_SECONDS:-15}
-[ -n "${EXT3D_LONG:-}" ] && secs=${EXT3D_JFUZZ_SECONDS:-300}
+[ -n "${EXT3D_LONG:-}" ] && secs=${EXT3D_JFUZZ_SECONDS:-120}
 if [ -z "${EXT3D_ASAN_BUILD:-}" ] || [ ! -x "$fz" ]; then
 	t_skip "no clang fuzz build (EXT3D_ASAN_BUILD)" "libFuzzer on journal recovery"
 elif [ ! -f "$T_TMP/fuzz-base.img" ]; then

@@ -4,14 +4,14 @@
 # check every byte against the host's copies (tests/tools/x3-storm):
 # afterwards every service is ready, every read was right or a clean error
 # (EIO, ETIMEDOUT), and no call waited past its deadline. 200 kills with a
-# restart delay capped at 250 ms; EXT3D_LONG=1: 1000 kills with the default
+# restart delay capped at 250 ms; EXT3D_LONG=1: 500 kills with the default
 # cap (1 s).
 set -u
 . "$(dirname "$0")/../lib/tap.sh"
 . "$T_TOP/tests/lib/instance.sh"
 
 kills=200 cap=250 deadline=${EXT3D_CALL_TIMEOUT_MS:-10000}
-[ -n "${EXT3D_LONG:-}" ] && kills=1000 cap=1000
+[ -n "${EXT3D_LONG:-}" ] && kills=500 cap=1000
 tree=$T_TMP/tree img=$T_TMP/img n=t-storm
 mkdir -p "$tree"
 python3 -c '

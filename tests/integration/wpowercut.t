@@ -16,7 +16,7 @@
 # shutdown e2fsck -fn finds nothing to fix. In the three data modes at
 # 1 KiB blocks and in ordered mode at 4 KiB (in writeback, bytes past what
 # an fsync covered may be stale, as the kernel's writeback mode allows);
-# 8 full checks and 2 seeds a boundary by default; every boundary and 8
+# 8 full checks and 2 seeds a boundary by default; 48 full checks and 4
 # seeds with EXT3D_LONG=1.
 set -u
 . "$(dirname "$0")/../lib/tap.sh"
@@ -32,7 +32,7 @@ for tool in mke2fs e2fsck python3; do
 done
 [ -x "$KWORK" ] && [ -x "$REC" ] || t_skip_all "no $KWORK or $REC (build first)"
 cuts=8 fsck_seeds=2
-[ "${EXT3D_LONG:-0}" = 1 ] && cuts=0 fsck_seeds=8
+[ "${EXT3D_LONG:-0}" = 1 ] && cuts=48 fsck_seeds=4
 # The quick check's cut images are written and replayed hundreds of
 # times: in memory (/dev/shm) where there is one.
 cutdir=$(mktemp -d /dev/shm/ext3d-wcuts.XXXXXX 2>/dev/null) || cutdir=$T_TMP/cuts
