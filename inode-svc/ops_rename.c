@@ -140,12 +140,14 @@ static int ino_rn_check(ino_svc *s, const ino_creds *c, struct ino_rn *x, unsign
 		r = -ENOTDIR;
 	if (r == 0 && x->tgtino && !sdir && S_ISDIR(x->tgt.mode))
 		r = -EISDIR;
+	/* As in the kernel, whose VFS checks this before the file system
+	 * looks at the target's entries: EACCES before ENOTEMPTY. */
+	if (r == 0 && sdir && cross)
+		r = ino_perm(&x->src, c, 2); /* its ".." changes */
 	if (r == 0 && x->tgtino && sdir) {
 		r = ino_dir_is_empty(s->fs, &x->tgt);
 		r = r < 0 ? r : r == 0 ? -ENOTEMPTY : 0;
 	}
-	if (r == 0 && sdir && cross)
-		r = ino_perm(&x->src, c, 2); /* its ".." changes */
 	if (r == 0 && sdir && cross && !x->tgtino && nd->links >= INO_LINK_MAX)
 		r = -EMLINK;
 	return r;

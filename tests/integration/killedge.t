@@ -25,6 +25,7 @@ scale=1
 kwork=$EXT3D_BUILD/tests/tools/x3-kwork
 targets="blockdev-svc journald-svc alloc-svc inode-svc"
 # A number in [0, $1) from the seed $2.
+sent=0 # SIGKILLs sent, for the soak's table
 rnd() { awk -v s="$2" -v m="$1" 'BEGIN { srand(s); print int(rand() * m) }'; }
 pick() { echo $targets | cut -d' ' -f$((1 + $(rnd 4 "$1"))); }
 # kill_svc NAME SERVICE [NOTPID]: SIGKILLs SERVICE once it runs in a process
@@ -33,7 +34,7 @@ kill_svc() {
 	for _ in $(seq 400); do
 		p=$(t_svc_pid "$1" "$2" 2>/dev/null)
 		if [ -n "$p" ] && [ "$p" != 0 ] && [ "$p" != "${3:-}" ]; then
-			kill -9 "$p" 2>/dev/null && return 0
+			kill -9 "$p" 2>/dev/null && sent=$((sent + 1)) && return 0
 		fi
 		sleep 0.05
 	done
@@ -45,7 +46,7 @@ kill_svc() {
 kill_new() {
 	for _ in $(seq 2000); do
 		p=$(pgrep -P "$1" -x -r R,S,D "$2" | grep -vx "$3" | head -1)
-		[ -n "$p" ] && kill -9 "$p" 2>/dev/null && return 0
+		[ -n "$p" ] && kill -9 "$p" 2>/dev/null && sent=$((sent + 1)) && return 0
 		sleep 0.01
 	done
 	return 1
@@ -202,4 +203,5 @@ done
 verdict "on a full filesystem"
 t_diag "ENOSPC in $bigfull rounds' puts and in $enospc rounds' x3-kwork writes"
 fsck_clean $n "$img" "the kills on a full filesystem"
+t_diag "$sent SIGKILLs sent"
 t_done
