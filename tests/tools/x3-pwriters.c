@@ -60,6 +60,27 @@ static void xp_name(char *out, size_t cap, const char *dir, unsigned id, unsigne
 	snprintf(out, cap, "%s/%c%u-%u", dir, k % 3 == 0 ? 'r' : 'w', id, k);
 }
 
+/* Writes len bytes of buf at off (append: at the end) as write(2) callers
+ * must: a short write, which a disk filling midway gives, is followed by
+ * one for the rest, whose error says why (ENOSPC). A write of nothing
+ * without an error is a fault of its own, reported as -EIO. */
+static int xp_write_all(ext3d_file *f, bool append, const uint8_t *buf, size_t len,
+			uint64_t off)
+{
+	size_t done = 0;
+
+	while (done < len) {
+		ssize_t n = append ? ext3d_write(f, buf + done, len - done)
+				   : ext3d_pwrite(f, buf + done, len - done, off + done);
+		if (n < 0)
+			return (int)n;
+		if (n == 0)
+			return -EIO;
+		done += (size_t)n;
+	}
+	return 0;
+}
+
 static int xp_write_file(ext3d *fs, const char *dir, unsigned id, unsigned k)
 {
 	uint64_t size, hole, holelen, off = 0;
@@ -85,20 +106,17 @@ static int xp_write_file(ext3d *fs, const char *dir, unsigned id, unsigned k)
 				continue;
 			}
 		}
-		ssize_t n;
 		if (k % 2 && holelen == 0) {
 			/* every other file appends through a second handle */
 			ext3d_file *g;
 			r = ext3d_open(fs, path, O_WRONLY | O_APPEND, &g);
 			if (r < 0)
 				break;
-			n = ext3d_write(g, xp_want + off, chunk);
+			r = xp_write_all(g, true, xp_want + off, chunk, off);
 			ext3d_close(g);
 		} else {
-			n = ext3d_pwrite(f, xp_want + off, chunk, off);
+			r = xp_write_all(f, false, xp_want + off, chunk, off);
 		}
-		if (n != (ssize_t)chunk)
-			r = n < 0 ? (int)n : -EIO;
 		off += chunk;
 	}
 	if (r == 0 && k % 5 == 0)
