@@ -6,7 +6,10 @@
 # small puts and mkdir fail the same way while empty files still fit;
 # freeing the big file gives its blocks back and writes work again; empty
 # files until the inodes run out fail with ENOSPC at zero free inodes;
-# after removing some, creates work again. e2fsck -fn after each phase;
+# after removing some, creates work again. Then several clients fill a
+# fresh 16 MiB image at once (x3-pwriters fill): each one's failing write
+# is ENOSPC, never EIO, and its earlier files read back, before and after a
+# restart. e2fsck -fn after each phase;
 # free counts are read from the superblock after each shutdown (exact
 # there; statfs reads the fuzzy counters, approximate by design).
 set -u
@@ -96,4 +99,28 @@ t_ok $? "rm -r of the full directory"
 down_fsck "after freeing everything"
 # In use: the 11 reserved inodes, /small (with /small2) and /empty.
 t_is "$(de 'Free inodes')" "$(($(de 'Inode count') - 13))" "every inode the directory held is free again, and its own"
+
+# Several clients filling a fresh image at once: the write that finds no
+# free block fails with ENOSPC, never EIO, and what each wrote before reads
+# back, at once and after a restart.
+pw=$EXT3D_BUILD/tests/tools/x3-pwriters nfill=4
+mke2fs -q -F -t ext3 -b 1024 -N 512 -m 0 "$img" 16M >/dev/null 2>&1
+t_ok $? "mke2fs -t ext3 -b 1024 -N 512 -m 0, 16 MiB"
+up
+t_ok $? "instance ready for $nfill writers"
+fill() { "$pw" --instance $n fill /fill$1 $1 1000; }
+t_clients $nfill "$T_TMP/fill" fill
+t_is $? 0 "$nfill clients fill the image at once: each stops at ENOSPC, its files whole"
+down_fsck "after $nfill writers filled the image"
+up
+t_ok $? "instance ready after the fill"
+bad=0
+for id in $(seq $nfill); do
+	made=$(sed -n 's/.* wrote \([0-9]*\) files, then ENOSPC$/\1/p' "$T_TMP/fill.$id")
+	"$pw" --instance $n filled /fill$id $id "${made:-0}" >>"$T_TMP/filled" 2>&1 ||
+		bad=$((bad + 1))
+done
+t_is $bad 0 "after a restart every file written before the ENOSPC reads back"
+sed 's/^/#   /' "$T_TMP/filled" | head -10
+t_instance_stop $n
 t_done

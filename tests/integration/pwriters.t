@@ -14,31 +14,25 @@ set -u
 
 pw=$EXT3D_BUILD/tests/tools/x3-pwriters
 xt=$EXT3D_BUILD/tests/tools/x3-tree
-nclients=4 nfiles=60 nnames=1000
-[ -n "${EXT3D_LONG:-}" ] && nclients=8 nfiles=300 nnames=5000
+# Files average 150 KiB and those of both rounds stay (less the unlinked
+# seventh), some 620 MB in the long form: the image holds them with room
+# to spare, as this tests concurrency, not a full disk (enospc.t does that).
+nclients=4 nfiles=60 nnames=1000 size=160M
+[ -n "${EXT3D_LONG:-}" ] && nclients=8 nfiles=300 nnames=5000 size=1G
 img=$T_TMP/img n=t-pw
+# Client ID's part, for t_clients; in /shared its files are numbered from
+# 101, apart from those it made in /ownID.
+own() { "$pw" --instance $n run /own$1 $1 $nfiles; }
+shared() { "$pw" --instance $n run /shared $(($1 + 100)) $nfiles; }
+names() { "$pw" --instance $n names /names $1 $nnames; }
 for bs in 1024 4096; do
-	mke2fs -q -F -t ext3 -b $bs -N 50000 "$img" 160M >/dev/null 2>&1
+	mke2fs -q -F -t ext3 -b $bs -N 50000 "$img" $size >/dev/null 2>&1
 	t_ok $? "mke2fs -t ext3 -b $bs"
 	t_instance_start $n "$T_TOP/compose/ext3d.compose" --set "IMAGE=$img" --set BLOCKDEV_ARGS= >/dev/null
 	t_ok $? "instance ready ($bs)"
-
-	# run WHERE: one client per id; WHERE is "own" or "shared"
-	run() {
-		pids=
-		for id in $(seq $nclients); do
-			[ "$1" = own ] && d=/own$id || d=/shared
-			"$pw" --instance $n run $d $((id + ${2:-0})) $nfiles >"$T_TMP/pw.$id" 2>&1 &
-			pids="$pids $!"
-		done
-		bad=0
-		for p in $pids; do wait $p || bad=$((bad + 1)); done
-		for id in $(seq $nclients); do sed 's/^/#   /' "$T_TMP/pw.$id" | head -5; done
-		return $bad
-	}
-	run own
+	t_clients $nclients "$T_TMP/pw" own
 	t_ok $? "$nclients clients in their own directories, each reads back its files ($bs)"
-	run shared 100
+	t_clients $nclients "$T_TMP/pw" shared
 	t_ok $? "$nclients clients in one shared directory, each reads back its files ($bs)"
 	bad=0
 	for id in $(seq $nclients); do
@@ -47,15 +41,8 @@ for bs in 1024 4096; do
 	done
 	t_is $bad 0 "another client finds every file with its bytes, the unlinked ones gone ($bs)"
 	sed 's/^/#   /' "$T_TMP/chk" | head -10
-	pids=
-	for id in $(seq $nclients); do
-		"$pw" --instance $n names /names $id $nnames >"$T_TMP/nm.$id" 2>&1 &
-		pids="$pids $!"
-	done
-	bad=0
-	for p in $pids; do wait $p || bad=$((bad + 1)); done
-	t_is $bad 0 "$nclients clients make $nnames short names each in one directory, unlink half, list the rest ($bs)"
-	for id in $(seq $nclients); do sed 's/^/#   /' "$T_TMP/nm.$id" | head -5; done
+	t_clients $nclients "$T_TMP/nm" names
+	t_is $? 0 "$nclients clients make $nnames short names each in one directory, unlink half, list the rest ($bs)"
 	"$xt" --instance $n ext3d / 2>&1 | grep -v '^/lost+found' >"$T_TMP/x.tree"
 	t_instance_stop $n
 	e2fsck -fn "$img" >"$T_TMP/fsck.out" 2>&1

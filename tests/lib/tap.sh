@@ -43,6 +43,19 @@ t_storm() { # t_storm FILE NAME: the count NAME on x3-storm's summary line in
 	# FILE ("calls N ok N eio N ..."), by name; empty when it is not there
 	awk -v k="$2" '/^calls / { for (i = 1; i < NF; i += 2) if ($i == k) print $(i + 1) }' "$1"
 }
+t_clients() { # t_clients N OUT CMD...: runs "CMD ID" for each ID from 1 to N
+	# at once, each into OUT.ID; shows the first lines of each output and
+	# returns how many failed
+	t_cl_n=$1 t_cl_out=$2 t_cl_pids= t_cl_bad=0
+	shift 2
+	for t_cl_id in $(seq "$t_cl_n"); do
+		"$@" "$t_cl_id" >"$t_cl_out.$t_cl_id" 2>&1 &
+		t_cl_pids="$t_cl_pids $!"
+	done
+	for t_cl_p in $t_cl_pids; do wait "$t_cl_p" || t_cl_bad=$((t_cl_bad + 1)); done
+	for t_cl_id in $(seq "$t_cl_n"); do sed 's/^/#   /' "$t_cl_out.$t_cl_id" | head -5; done
+	return $t_cl_bad
+}
 t_need_root() { [ "$(id -u)" -eq 0 ] || t_skip_all "needs root ($1)"; }
 
 T_TMP=$(mktemp -d "${TMPDIR:-/tmp}/ext3d-test.XXXXXX")

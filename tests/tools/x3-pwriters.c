@@ -12,6 +12,12 @@
  *     NFILES empty files with short names (nID-K) in DIR, many to a
  *     directory block, then every other one unlinked; readdir must list
  *     exactly the others.
+ *   x3-pwriters [--instance N] fill DIR ID NFILES
+ *     Writes files DIR/wID-K as run does (no renames, no unlinks) until
+ *     one fails, which must be with ENOSPC before NFILES; prints how many
+ *     were written ("... wrote N files, then ENOSPC") and reads them back.
+ *   x3-pwriters [--instance N] filled DIR ID NFILES
+ *     Checks that DIR/wID-0 to wID-(NFILES - 1) are there with their bytes.
  * Exit 0 when all is as planned, 1 with the reasons on stdout.
  */
 #define _GNU_SOURCE
@@ -60,6 +66,27 @@ static void xp_name(char *out, size_t cap, const char *dir, unsigned id, unsigne
 	snprintf(out, cap, "%s/%c%u-%u", dir, k % 3 == 0 ? 'r' : 'w', id, k);
 }
 
+/* Writes len bytes of buf at off (append: at the end) as write(2) callers
+ * must: a short write, which a disk filling midway gives, is followed by
+ * one for the rest, whose error says why (ENOSPC). A write of nothing
+ * without an error is a fault of its own, reported as -EIO. */
+static int xp_write_all(ext3d_file *f, bool append, const uint8_t *buf, size_t len,
+			uint64_t off)
+{
+	size_t done = 0;
+
+	while (done < len) {
+		ssize_t n = append ? ext3d_write(f, buf + done, len - done)
+				   : ext3d_pwrite(f, buf + done, len - done, off + done);
+		if (n < 0)
+			return (int)n;
+		if (n == 0)
+			return -EIO;
+		done += (size_t)n;
+	}
+	return 0;
+}
+
 static int xp_write_file(ext3d *fs, const char *dir, unsigned id, unsigned k)
 {
 	uint64_t size, hole, holelen, off = 0;
@@ -85,20 +112,17 @@ static int xp_write_file(ext3d *fs, const char *dir, unsigned id, unsigned k)
 				continue;
 			}
 		}
-		ssize_t n;
 		if (k % 2 && holelen == 0) {
 			/* every other file appends through a second handle */
 			ext3d_file *g;
 			r = ext3d_open(fs, path, O_WRONLY | O_APPEND, &g);
 			if (r < 0)
 				break;
-			n = ext3d_write(g, xp_want + off, chunk);
+			r = xp_write_all(g, true, xp_want + off, chunk, off);
 			ext3d_close(g);
 		} else {
-			n = ext3d_pwrite(f, xp_want + off, chunk, off);
+			r = xp_write_all(f, false, xp_want + off, chunk, off);
 		}
-		if (n != (ssize_t)chunk)
-			r = n < 0 ? (int)n : -EIO;
 		off += chunk;
 	}
 	if (r == 0 && k % 5 == 0)
@@ -107,21 +131,14 @@ static int xp_write_file(ext3d *fs, const char *dir, unsigned id, unsigned k)
 	return r;
 }
 
-static void xp_check_file(ext3d *fs, const char *dir, unsigned id, unsigned k)
+/* Checks that file K of client ID is at path with all its bytes. */
+static void xp_check_bytes(ext3d *fs, const char *path, unsigned id, unsigned k)
 {
 	uint64_t size, hole, holelen;
-	char path[512];
 	ext3d_attr a;
 	ext3d_file *f;
-	int r;
+	int r = ext3d_stat(fs, path, &a);
 
-	xp_name(path, sizeof(path), dir, id, k);
-	r = ext3d_stat(fs, path, &a);
-	if (k % 7 == 0) {
-		if (r != -ENOENT)
-			printf("%s: still there after its unlink (%d)\n", path, r), xp_bad++;
-		return;
-	}
 	xp_plan(id, k, &size, &hole, &holelen);
 	xp_expect(id, k, size, hole, holelen);
 	if (r < 0 || a.size != size) {
@@ -140,6 +157,22 @@ static void xp_check_file(ext3d *fs, const char *dir, unsigned id, unsigned k)
 	if (n != (ssize_t)size || memcmp(xp_got, xp_want, size))
 		printf("%s: bytes differ (read %zd of %llu)\n", path, n, (unsigned long long)size),
 			xp_bad++;
+}
+
+static void xp_check_file(ext3d *fs, const char *dir, unsigned id, unsigned k)
+{
+	char path[512];
+	ext3d_attr a;
+	int r;
+
+	xp_name(path, sizeof(path), dir, id, k);
+	if (k % 7 == 0) {
+		r = ext3d_stat(fs, path, &a);
+		if (r != -ENOENT)
+			printf("%s: still there after its unlink (%d)\n", path, r), xp_bad++;
+		return;
+	}
+	xp_check_bytes(fs, path, id, k);
 }
 
 static int xp_run(ext3d *fs, const char *dir, unsigned id, unsigned nfiles)
@@ -167,6 +200,43 @@ static int xp_run(ext3d *fs, const char *dir, unsigned id, unsigned nfiles)
 	}
 	for (unsigned k = 0; k < nfiles; k++)
 		xp_check_file(fs, dir, id, k);
+	return xp_bad ? 1 : 0;
+}
+
+/* Checks that files DIR/wID-0 to wID-(NFILES - 1) are whole. */
+static void xp_check_filled(ext3d *fs, const char *dir, unsigned id, unsigned nfiles)
+{
+	char path[512];
+
+	for (unsigned k = 0; k < nfiles; k++) {
+		snprintf(path, sizeof(path), "%s/w%u-%u", dir, id, k);
+		xp_check_bytes(fs, path, id, k);
+	}
+}
+
+/* Writes files DIR/wID-K until one fails, as the disk fills: that write
+ * must fail with ENOSPC, and every file written before must read back
+ * whole, while the other clients may still be writing. */
+static int xp_fill(ext3d *fs, const char *dir, unsigned id, unsigned nfiles)
+{
+	unsigned k;
+	int r = ext3d_mkdir(fs, dir, 0777);
+
+	if (r < 0 && r != -EEXIST)
+		return printf("mkdir %s: %s\n", dir, strerror(-r)), 1;
+	for (k = 0; k < nfiles; k++) {
+		r = xp_write_file(fs, dir, id, k);
+		if (r < 0)
+			break;
+	}
+	if (r == 0)
+		printf("%s: client %u wrote all %u files, never out of space\n", dir, id, nfiles),
+			xp_bad++;
+	else if (r != -ENOSPC)
+		printf("write %s/w%u-%u: %s, want ENOSPC\n", dir, id, k, strerror(-r)), xp_bad++;
+	else
+		printf("%s: client %u wrote %u files, then ENOSPC\n", dir, id, k);
+	xp_check_filled(fs, dir, id, k);
 	return xp_bad ? 1 : 0;
 }
 
@@ -224,8 +294,10 @@ int main(int argc, char **argv)
 		argc -= 2;
 	}
 	if (argc != 5 || (strcmp(argv[1], "run") && strcmp(argv[1], "check") &&
-			  strcmp(argv[1], "names"))) {
-		fprintf(stderr, "usage: x3-pwriters [--instance N] run|check|names DIR ID NFILES\n");
+			  strcmp(argv[1], "names") && strcmp(argv[1], "fill") &&
+			  strcmp(argv[1], "filled"))) {
+		fprintf(stderr, "usage: x3-pwriters [--instance N] run|check|names|fill|filled "
+				"DIR ID NFILES\n");
 		return 2;
 	}
 	r = ext3d_attach(instance, &fs);
@@ -238,6 +310,11 @@ int main(int argc, char **argv)
 		r = xp_run(fs, argv[2], id, nfiles);
 	} else if (strcmp(argv[1], "names") == 0) {
 		r = xp_names(fs, argv[2], id, nfiles);
+	} else if (strcmp(argv[1], "fill") == 0) {
+		r = xp_fill(fs, argv[2], id, nfiles);
+	} else if (strcmp(argv[1], "filled") == 0) {
+		xp_check_filled(fs, argv[2], id, nfiles);
+		r = xp_bad ? 1 : 0;
 	} else {
 		for (unsigned k = 0; k < nfiles; k++)
 			xp_check_file(fs, argv[2], id, k);
