@@ -93,8 +93,11 @@ static int al_blocks_in_group(al_req *q, uint32_t g, uint32_t goal, uint32_t wan
 		return r;
 	if ((r = al_group_lock(q, &x)) < 0)
 		goto out;
-	bit = al_pick(q, &x, goal);
+	r = al_group_check(q, &x);
+	bit = r < 0 ? -1 : al_pick(q, &x, goal);
 	al_group_unlock(q, &x);
+	if (r < 0)
+		goto out;
 	if (bit < 0) {
 		r = 1;
 		goto out;
