@@ -119,13 +119,12 @@ static uint64_t al_meta_free(const al_group *x, uint64_t blk, uint32_t n)
 static int al_bitmap_check(al_svc *s, const al_group *x)
 {
 	const struct ext3_group_desc *gd = x->gd;
-	int64_t pad = al_find_zero(x->live, x->nbits, s->g.block_size * 8);
 	uint64_t meta;
 
-	if (pad >= 0)
-		return al_corrupt(s, x->g, x->inodes ? "inode bitmap padding clear at bit"
-						     : "block bitmap padding clear at bit",
-				  (uint64_t)pad);
+	if (!cm_ext3_bitmap_padded(x->live, x->nbits, s->g.block_size))
+		return al_corrupt(s, x->g, x->inodes ? "inode bitmap padding not set, at block"
+						     : "block bitmap padding not set, at block",
+				  cm_bh_blocknr(x->map));
 	if (x->inodes)
 		return 0;
 	if ((meta = al_meta_free(x, cm_le32(gd->bg_block_bitmap), 1)) ||

@@ -161,6 +161,14 @@ int cm_ext3_super_check(const struct ext3_super_block *sb,
 	return 0;
 }
 
+bool cm_ext3_bitmap_padded(const uint8_t *map, uint32_t nbits, uint32_t block_size)
+{
+	for (uint32_t bit = nbits; bit < block_size * 8; bit++)
+		if (!(__atomic_load_n(&map[bit >> 3], __ATOMIC_RELAXED) & (1u << (bit & 7))))
+			return false;
+	return true;
+}
+
 int cm_ext3_group_desc_check(const cm_ext3_geom *g, uint32_t group,
 			     const struct ext3_group_desc *gd, char *why,
 			     size_t whylen)

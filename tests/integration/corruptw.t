@@ -138,8 +138,11 @@ done
 # The cases found before, as SEED:INDEX of the generator: group 0's inode
 # bitmap scribbled, its padding with it (inodes in use were handed out);
 # its block bitmap scribbled (blocks in use were handed out, and a
-# truncate stopped half done at a block it says is free).
-for c in 1796530016:47 1796530016:92 1796530016:107 1796530016:32; do
+# truncate stopped half done at a block it says is free); group 0's
+# descriptor naming a free block as its inode bitmap (deletes went half
+# way, to the inode's free that the zeroed bitmap refused).
+for c in 1796530016:47 1796530016:92 1796530016:107 1796530016:32 1796530016:76 \
+	1796530016:106; do
 	check "${c%:*}" "${c#*:}"
 done
 
