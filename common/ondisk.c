@@ -163,8 +163,14 @@ int cm_ext3_super_check(const struct ext3_super_block *sb,
 
 bool cm_ext3_bitmap_padded(const uint8_t *map, uint32_t nbits, uint32_t block_size)
 {
-	for (uint32_t bit = nbits; bit < block_size * 8; bit++)
-		if (!(__atomic_load_n(&map[bit >> 3], __ATOMIC_RELAXED) & (1u << (bit & 7))))
+	/* The part byte's high bits, then whole bytes: a delete checks it. */
+	uint32_t byte = nbits >> 3;
+	uint8_t want = (uint8_t)(0xff << (nbits & 7));
+
+	if (nbits & 7 && (__atomic_load_n(&map[byte++], __ATOMIC_RELAXED) & want) != want)
+		return false;
+	for (; byte < block_size; byte++)
+		if (__atomic_load_n(&map[byte], __ATOMIC_RELAXED) != 0xff)
 			return false;
 	return true;
 }
