@@ -210,7 +210,8 @@ int al_fs_open(al_svc *s, cm_bdev *bd)
 		return r;
 	s->bad = calloc(s->g.group_count, 1);
 	s->warned = calloc(s->g.group_count, 1);
-	if (!s->bad || !s->warned)
+	s->checked = calloc(s->g.group_count, 1);
+	if (!s->bad || !s->warned || !s->checked)
 		return -ENOMEM;
 	/* Counters kept from the last instance are exact already, and the
 	 * bitmaps may be changing under other workers' group locks now. */
@@ -225,6 +226,8 @@ void al_fs_close(al_svc *s)
 	s->cache = cm_bcache_detach(s->cache);
 	free(s->bad);
 	free((void *)s->warned);
+	free((void *)s->checked);
 	s->bad = NULL;
 	s->warned = NULL;
+	s->checked = NULL;
 }

@@ -103,6 +103,50 @@ static cm_mutex *al_group_mutex(al_svc *s, uint32_t g)
 	return &s->ls->group[g % CM_GROUP_LOCKS];
 }
 
+/* The first of the group's own blocks [blk, blk + n) that its block
+ * bitmap says is free, or 0. */
+static uint64_t al_meta_free(const al_group *x, uint64_t blk, uint32_t n)
+{
+	for (uint64_t b = blk; b < blk + n; b++)
+		if (b >= x->first && b - x->first < x->nbits &&
+		    !al_test_bit(x->live, (uint32_t)(b - x->first)))
+			return b;
+	return 0;
+}
+
+/* The bitmap's check: 0, or -EUCLEAN, logged. Called with the group
+ * locked, so the bits are still. */
+static int al_bitmap_check(al_svc *s, const al_group *x)
+{
+	const struct ext3_group_desc *gd = x->gd;
+	uint64_t meta;
+
+	if (!cm_ext3_bitmap_padded(x->live, x->nbits, s->g.block_size))
+		return al_corrupt(s, x->g, x->inodes ? "inode bitmap padding not set, at block"
+						     : "block bitmap padding not set, at block",
+				  cm_bh_blocknr(x->map));
+	if (x->inodes)
+		return 0;
+	if ((meta = al_meta_free(x, cm_le32(gd->bg_block_bitmap), 1)) ||
+	    (meta = al_meta_free(x, cm_le32(gd->bg_inode_bitmap), 1)) ||
+	    (meta = al_meta_free(x, cm_le32(gd->bg_inode_table), s->g.itable_blocks)))
+		return al_corrupt(s, x->g, "block bitmap says its group's metadata is free, at",
+				  meta);
+	return 0;
+}
+
+int al_group_check(al_req *q, al_group *x)
+{
+	al_svc *s = q->w->s;
+	uint8_t done = x->inodes ? AL_INODES_CHECKED : AL_BLOCKS_CHECKED;
+	uint8_t bad = x->inodes ? AL_INODES_BAD : AL_BLOCKS_BAD;
+
+	al_group_assert_locked(q, x);
+	if (!(atomic_load(&s->checked[x->g]) & done))
+		atomic_fetch_or(&s->checked[x->g], done | (al_bitmap_check(s, x) < 0 ? bad : 0));
+	return (atomic_load(&s->checked[x->g]) & bad) ? -EUCLEAN : 0;
+}
+
 int al_group_lock(al_req *q, al_group *x)
 {
 	al_svc *s = q->w->s;

@@ -158,8 +158,11 @@ static int al_inode_in_group(al_req *q, uint32_t g, bool dir, uint32_t *ino)
 		return r;
 	if ((r = al_group_lock(q, &x)) < 0)
 		goto out;
-	bit = al_find_zero(x.live, al_first_usable(s, &x), x.nbits);
+	r = al_group_check(q, &x);
+	bit = r < 0 ? -1 : al_find_zero(x.live, al_first_usable(s, &x), x.nbits);
 	al_group_unlock(q, &x);
+	if (r < 0)
+		goto out;
 	if (bit < 0) {
 		r = 1;
 		goto out;

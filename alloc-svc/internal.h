@@ -37,6 +37,15 @@
 
 #define AL_MAX_WORKERS 16
 
+/* al_svc.checked: a bitmap is checked once, when first locked (group.c);
+ * one found bad stays refused, as ext4's BBITMAP_CORRUPT. */
+enum {
+	AL_BLOCKS_CHECKED = 1,
+	AL_BLOCKS_BAD = 2,
+	AL_INODES_CHECKED = 4,
+	AL_INODES_BAD = 8,
+};
+
 typedef struct al_worker al_worker;
 
 typedef struct al_svc {
@@ -57,6 +66,8 @@ typedef struct al_svc {
 	uint8_t *bad;                /* [immutable after start] per group: its descriptor
 				      * failed its check; the group is never used */
 	_Atomic uint8_t *warned;     /* [atomic] per group: corruption logged once */
+	_Atomic uint8_t *checked;    /* [atomic; set under the group's lock] per group:
+				      * AL_*_CHECKED, AL_*_BAD of its bitmaps */
 	al_worker *workers;          /* [immutable after start] nworkers */
 } al_svc;
 
@@ -106,6 +117,15 @@ int al_group_open(al_req *q, uint32_t g, bool inodes, al_group *x);
 void al_group_close(al_req *q, al_group *x);
 /* bh_state of the bitmap, then the group lock. 0 or -EOWNERDEAD. */
 int al_group_lock(al_req *q, al_group *x);
+/* Whether x's bitmap may be allocated from: 0, or -EUCLEAN (logged once)
+ * when it fails its check, made the first time: padding past the group's
+ * last bit not all set (e2fsck's "padding at end of bitmap"), or, in a
+ * block bitmap, one of the group's own bitmaps or inode table blocks free
+ * (ext4_valid_block_bitmap). Such a bitmap is garbage in part or whole,
+ * and what it says is free may be in use. Frees in it go on, each of a
+ * bit found set: clearing the bit of a block or inode its owner gives
+ * back brings the bitmap nearer the truth. Called with the group locked. */
+int al_group_check(al_req *q, al_group *x);
 void al_group_unlock(al_req *q, al_group *x);
 /* Aborts unless this thread holds x's group lock. */
 void al_group_assert_locked(al_req *q, al_group *x);

@@ -33,7 +33,9 @@ enum cm_al_op {
 	CM_AL_ALLOC_BLOCKS = 1,
 	/* goal: the first block, count: how many. Freed blocks stay unusable
 	 * until the freeing transaction commits (committed-data bitmaps).
-	 * -EUCLEAN (logged) for blocks outside the data area or already free. */
+	 * -EUCLEAN (logged) for blocks outside the data area or already free;
+	 * in a group whose bitmap failed its check (internal.h) a block it
+	 * says is free is taken as freed, its bit left clear. */
 	CM_AL_FREE_BLOCKS = 2,
 	/* goal: the parent directory's inode; mode: the new inode's type and
 	 * bits (directories are spread across groups, Orlov's way: those

@@ -161,6 +161,20 @@ int cm_ext3_super_check(const struct ext3_super_block *sb,
 	return 0;
 }
 
+bool cm_ext3_bitmap_padded(const uint8_t *map, uint32_t nbits, uint32_t block_size)
+{
+	/* The part byte's high bits, then whole bytes: a delete checks it. */
+	uint32_t byte = nbits >> 3;
+	uint8_t want = (uint8_t)(0xff << (nbits & 7));
+
+	if (nbits & 7 && (__atomic_load_n(&map[byte++], __ATOMIC_RELAXED) & want) != want)
+		return false;
+	for (; byte < block_size; byte++)
+		if (__atomic_load_n(&map[byte], __ATOMIC_RELAXED) != 0xff)
+			return false;
+	return true;
+}
+
 int cm_ext3_group_desc_check(const cm_ext3_geom *g, uint32_t group,
 			     const struct ext3_group_desc *gd, char *why,
 			     size_t whylen)

@@ -63,6 +63,13 @@ int cm_ext3_super_check(const struct ext3_super_block *sb,
 void cm_ext3_geom_from_super(const struct ext3_super_block *sb,
 			     cm_ext3_geom *g);
 
+/* True if bits [nbits, 8 * block_size) of a bitmap block, past its group's
+ * last block or inode, are all set: mke2fs sets them and e2fsck checks
+ * them ("padding at end of bitmap"), so a clear one says the block is
+ * scribbled or not a bitmap at all. The bytes are read atomically: the
+ * bitmap's other bits may be changing under alloc-svc's group lock. */
+bool cm_ext3_bitmap_padded(const uint8_t *map, uint32_t nbits, uint32_t block_size);
+
 /* Checks that group `group`'s bitmaps, inode table and counts fit it. */
 int cm_ext3_group_desc_check(const cm_ext3_geom *g, uint32_t group,
 			     const struct ext3_group_desc *gd, char *why,

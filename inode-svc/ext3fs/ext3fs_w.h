@@ -162,7 +162,8 @@ int ino_truncate(ino_fs *fs, ino_txn *t, ino_inode *in, uint64_t size);
 int ino_punch(ino_fs *fs, ino_txn *t, ino_inode *in, uint64_t off, uint64_t len);
 /* Checks the part of in's block map that a truncate to logical block last
  * (0: a delete) frees, before anything changes (mapcheck.c): every pointer
- * a data or indirect block inside the filesystem, none named twice. 0, or
+ * a data or indirect block inside the filesystem, none named twice; for a
+ * delete, the inode's bit set in an inode bitmap whose padding is set. 0, or
  * -EUCLEAN (logged with the inode and block). ino_truncate and
  * ino_inode_delete call it first; a caller that must not change anything
  * else when the free would fail (an unlink, before it drops the name)

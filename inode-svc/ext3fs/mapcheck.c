@@ -9,8 +9,11 @@
  * superblock and descriptors, and no block may appear twice (an indirect
  * block pointing at itself or at an ancestor, two pointers to one block):
  * freeing it once would hand out a block the file still maps.  A delete
- * (last 0) also needs an xattr block inside the filesystem.  Read only;
- * no lock beyond the caller's inode lock.
+ * (last 0) also needs an xattr block inside the filesystem, and its
+ * inode's bit set in an inode bitmap whose padding is set: alloc-svc
+ * refuses to clear a clear bit, and an inode bitmap that is scribbled or
+ * not one at all (a descriptor naming another block) cannot say which
+ * inodes are in use.  Read only; no lock beyond the caller's inode lock.
  */
 #include "internal_w.h"
 
@@ -95,6 +98,36 @@ static int mc_tree(struct mc_walk *x, uint64_t holder, unsigned slot, uint32_t p
 	return r;
 }
 
+/* Whether in's bit may be cleared: 0, or -EUCLEAN, logged. Read without
+ * alloc-svc's group lock: in's bit is held still by in's lock (no
+ * allocation hands out a set bit), the padding by nothing changing it. */
+static int mc_inode_bit(ino_fs *fs, const ino_inode *in)
+{
+	const cm_ext3_geom *g = &fs->geom;
+	uint32_t group, index, blk;
+	ino_buf b = {0};
+	bool set;
+	int r;
+
+	if ((r = cm_ext3_inode_locate(g, in->ino, &group, &index)) < 0)
+		return r;
+	if ((r = ino_blk_get(fs, (uint64_t)g->gdt_block + group / g->desc_per_block, &b)) < 0)
+		return r;
+	blk = cm_le32(((const struct ext3_group_desc *)b.data)[group % g->desc_per_block]
+			      .bg_inode_bitmap);
+	ino_blk_put(fs, &b);
+	if ((r = ino_blk_get(fs, blk, &b)) < 0)
+		return r;
+	set = __atomic_load_n(&b.data[index >> 3], __ATOMIC_RELAXED) & (1u << (index & 7));
+	if (!cm_ext3_bitmap_padded(b.data, g->inodes_per_group, g->block_size) || !set) {
+		cm_warn("corrupt inode bitmap blk=%u: ino=%u %s, nothing freed", blk, in->ino,
+			set ? "in a bitmap whose padding is not set" : "marked free");
+		r = -EUCLEAN;
+	}
+	ino_blk_put(fs, &b);
+	return r;
+}
+
 static int mc_cmp(const void *a, const void *b)
 {
 	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
@@ -108,6 +141,8 @@ int ino_map_check(ino_fs *fs, const ino_inode *in, uint64_t last)
 	uint64_t base = EXT3_NDIR_BLOCKS, span = fs->addr_per_block;
 	int r = 0;
 
+	if (last == 0 && (r = mc_inode_bit(fs, in)) < 0)
+		return r;
 	if (!ino_has_block_map(fs, in))
 		return 0;
 	for (unsigned i = 0; i < EXT3_NDIR_BLOCKS && r == 0; i++)

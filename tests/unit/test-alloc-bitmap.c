@@ -3,11 +3,13 @@
  * usable bit before the goal's 64-bit boundary, a wholly free byte next,
  * never a bit set in the committed copy, -1 only when nothing is usable;
  * the first clear bit from a start (inodes); the count of clear bits of a
- * bitmap's first n (a group's free count at start); and a freed bit staying unusable until its committed copy is refreshed. */
+ * bitmap's first n (a group's free count at start); and a freed bit staying unusable until its committed copy is refreshed; the padding past a
+ * group's last bit found set only when every bit of it is. */
 #include <stdlib.h>
 #include <string.h>
 
 #include "bitmap.h"
+#include "ondisk.h"
 #include "tap.h"
 
 #define T_BITS 8192
@@ -115,9 +117,30 @@ static void t_claim_release(void)
 	t_is_int(al_find_usable(live, NULL, 64, 99), -1, "a goal past the end is taken as 0");
 }
 
+/* Every padding bit of a 1 KiB bitmap of nbits cleared in turn is found;
+ * the group's own bits are not looked at. */
+static void t_padding(uint32_t nbits)
+{
+	uint8_t map[1024];
+	int missed = 0;
+
+	memset(map, 0xff, sizeof(map));
+	memset(map, 0, nbits / 8);
+	t_ok(cm_ext3_bitmap_padded(map, nbits, sizeof(map)), "%u bits: padding set, group's clear",
+	     nbits);
+	for (uint32_t b = nbits; b < 8 * sizeof(map); b++) {
+		map[b / 8] &= (uint8_t)~(1u << (b % 8));
+		missed += cm_ext3_bitmap_padded(map, nbits, sizeof(map));
+		map[b / 8] |= (uint8_t)(1u << (b % 8));
+	}
+	t_is_int(missed, 0, "%u bits: each padding bit cleared is found", nbits);
+}
+
 int main(void)
 {
 	t_random();
 	t_claim_release();
+	t_padding(512);
+	t_padding(4095);
 	return t_done();
 }
