@@ -26,6 +26,6 @@ for t in $tests; do
 	env -u EXT3D_LONG EXT3D_BUILD="$asan" EXT3D_ASAN_BUILD="$asan" "$here/$t.t" >"$T_TMP/$t.out" 2>&1
 	rc=$?
 	t_ok $rc "$t.t on the sanitizer build: exit $rc, $(grep -c '^ok' "$T_TMP/$t.out") passed"
-	[ $rc -eq 0 ] || grep -E '^not ok|^# sanitizer|^#   ' "$T_TMP/$t.out" | head -40
+	[ $rc -eq 0 ] || grep -E '^not ok|^#' "$T_TMP/$t.out" | head -60
 done
 t_done

@@ -60,6 +60,7 @@ for i in $(seq "$kills"); do
 	if ! "$kwork" --instance $n $stale check "/r$i" "$log" >"$T_TMP/check.out" 2>&1; then
 		bad=$((bad + 1))
 		t_diag "round $i (killed $t):"; sed 's/^/#   /' "$T_TMP/check.out" | head -10
+		t_diag "the instance's log, last lines:"; tail -15 "$T_TMP/$n.log" | sed 's/^/#   /'
 	fi
 	if [ $((i % every)) -eq 0 ] || [ "$i" = "$kills" ]; then
 		t_instance_stop $n
