@@ -469,18 +469,24 @@ static void x3k_check_file(ext3d *fs, const char *dir, const char *rel, const ex
 	if (x3k_stale_ok)
 		limit = strcmp(h->st[h->durable].path, rel) == 0 ? h->st[h->durable].size : 0;
 	snprintf(path, sizeof(path), "%s/%s", dir, rel);
-	if (ext3d_open(fs, path, O_RDONLY, &fh) < 0) {
-		x3k_fail("file %u at %s: cannot open", k, rel);
+	int r = ext3d_open(fs, path, O_RDONLY, &fh);
+	if (r < 0) {
+		x3k_fail("file %u at %s: cannot open: %s", k, rel, strerror(-r));
 		return;
 	}
 	for (;;) {
 		ssize_t n = ext3d_pread(fh, buf, sizeof(buf), off);
+		if (n < 0)
+			x3k_fail("file %u at %s: read at %llu: %s", k, rel, (unsigned long long)off,
+				 strerror((int)-n));
 		if (n <= 0)
 			break;
 		for (ssize_t i = 0; i < n && off + (uint64_t)i < limit; i++) {
 			if (buf[i] != x3k_byte(k, off + (uint64_t)i)) {
-				x3k_fail("file %u at %s: wrong byte at offset %llu", k, rel,
-					 (unsigned long long)(off + (uint64_t)i));
+				x3k_fail("file %u at %s (%llu bytes): wrong byte at offset %llu: "
+					 "0x%02x, want 0x%02x", k, rel, (unsigned long long)a->size,
+					 (unsigned long long)(off + (uint64_t)i), buf[i],
+					 x3k_byte(k, off + (uint64_t)i));
 				ext3d_close(fh);
 				return;
 			}
@@ -495,10 +501,12 @@ static void x3k_walk(ext3d *fs, const char *dir, const char *rel, bool *seen)
 	char path[300];
 	ext3d_dir *d;
 	const ext3d_dirent *e;
+	int r;
 
 	snprintf(path, sizeof(path), "%s%s%s", dir, *rel ? "/" : "", rel);
-	if (ext3d_opendir(fs, path, &d) < 0) {
-		x3k_fail("cannot open directory %s", path);
+	r = ext3d_opendir(fs, path, &d);
+	if (r < 0) {
+		x3k_fail("cannot open directory %s: %s", path, strerror(-r));
 		return;
 	}
 	while (ext3d_readdir(d, &e) > 0) {
