@@ -78,9 +78,12 @@ base_plain() {
 }
 
 # The wrapped base: the smallest journal mke2fs makes (1024 blocks); a
-# first workload moves the log's head near its end, everything is written
-# home and one more transaction lets the kernel move the tail up to it;
-# BEFORE is copied then, and the workload after it (small fsynced
+# first workload moves the log's head near its end; a read-only remount
+# checkpoints everything and empties the log (the kernel moves the tail
+# lazily: after a mere sync the tail could still name transactions older
+# than BEFORE's home blocks, and replaying a prefix of those over newer
+# home blocks mixes two states), and one more transaction starts the log
+# there; BEFORE is copied then, and the workload after it (small fsynced
 # transactions, a delete with revokes) runs the log round its end.
 base_wrapped() {
 	mke2fs -q -F -t ext3 -b 1024 -J size=1 "$live" 16M >/dev/null 2>&1 &&
@@ -88,6 +91,7 @@ base_wrapped() {
 	fsync_new "$mnt/w1" 100 w
 	head -c 300000 /dev/urandom >"$mnt/w1/big"
 	sync -f "$mnt"
+	mount -o remount,ro "$mnt" && mount -o remount,rw "$mnt" || return 1
 	fsync_new "$mnt/t0" 1 t
 	cp "$live" "$T_TMP/before.img"
 	fsync_new "$mnt/w2" 30 x
