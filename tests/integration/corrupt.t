@@ -134,7 +134,7 @@ check() {
 	case $state in
 	refused)
 		wait $pid
-		grep -Eq '(blockdev|inode)-svc\[[0-9]+\] error: (refusing the device|cannot serve this image|no ext3 superblock)|journald-svc\[[0-9]+\] error: journal recovery failed: ' "$T_TMP/$n.log" ||
+		grep -Eq '(blockdev|inode)-svc\[[0-9]+\] error: (refusing the device|cannot serve this image|no ext3 superblock)|journald-svc\[[0-9]+\] error: journal recovery failed: |alloc-svc\[[0-9]+\] error: refusing the superblock: ' "$T_TMP/$n.log" ||
 			why="refused without a message: $(tail -3 "$T_TMP/$n.log")"
 		;;
 	served)

@@ -52,7 +52,14 @@ t_clients() { # t_clients N OUT CMD...: runs "CMD ID" for each ID from 1 to N
 		"$@" "$t_cl_id" >"$t_cl_out.$t_cl_id" 2>&1 &
 		t_cl_pids="$t_cl_pids $!"
 	done
-	for t_cl_p in $t_cl_pids; do wait "$t_cl_p" || t_cl_bad=$((t_cl_bad + 1)); done
+	t_cl_id=0
+	for t_cl_p in $t_cl_pids; do
+		t_cl_id=$((t_cl_id + 1))
+		wait "$t_cl_p" && continue
+		t_cl_bad=$((t_cl_bad + 1))
+		# On stderr too, which prove shows even when it is not verbose.
+		sed "s/^/# client $t_cl_id: /" "$t_cl_out.$t_cl_id" | head -5 >&2
+	done
 	for t_cl_id in $(seq "$t_cl_n"); do sed 's/^/#   /' "$t_cl_out.$t_cl_id" | head -5; done
 	return $t_cl_bad
 }
