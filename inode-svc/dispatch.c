@@ -294,9 +294,10 @@ void ino_dispatch(ino_session *ss, const cm_fs_req *rq, cm_fs_resp *rs, uint8_t 
 		ino_iunlock_shared((uint32_t)local.ino);
 		return;
 	}
+	(void)ino_fs_take_corrupt();
 	rs->hdr.status = ino_handlers[local.hdr.op].handle(ss, &c, &local, rs, data);
-	/* The others may change the filesystem: corruption they met is an
-	 * error of the filesystem (fserror.c). */
-	if (rs->hdr.status == -EUCLEAN)
+	/* The others may change the filesystem: corruption they met, failing
+	 * or cut around, is an error of the filesystem (fserror.c). */
+	if (ino_fs_take_corrupt() || rs->hdr.status == -EUCLEAN)
 		ino_fserror(ss->svc, ino_handlers[local.hdr.op].name, local.ino);
 }

@@ -110,6 +110,12 @@ void ino_op_lose_subdir(ino_inode *dir)
 		dir->links--;
 }
 
+void ino_op_gain_subdir(ino_inode *dir)
+{
+	if (dir->links != 1 || !(dir->flags & EXT3_INDEX_FL))
+		dir->links++;
+}
+
 int ino_op_may_unlink(ino_svc *s, const ino_inode *in)
 {
 	if (!S_ISDIR(in->mode) && in->links > 1)

@@ -75,6 +75,11 @@ int ino_op_lock_entry(ino_svc *s, const ino_creds *c, uint32_t dirino, const cha
  * the kernel's ext4_dec_count, so that a damaged count never frees a
  * directory that still has a name. */
 void ino_op_lose_subdir(ino_inode *dir);
+/* dir gains a subdirectory: one link more, except that an indexed
+ * directory whose count is 1 (the count ext4's dir_nlink leaves to a
+ * directory with too many subdirectories, which e2fsck accepts) keeps 1,
+ * as the kernel's ext4_inc_count. */
+void ino_op_gain_subdir(ino_inode *dir);
 /* Before a name of in goes: when it is in's last, in must be one that
  * can be freed (ino_map_check), or the name stays. 0 or -EUCLEAN. */
 int ino_op_may_unlink(ino_svc *s, const ino_inode *in);

@@ -126,7 +126,7 @@ static int ino_create_txn(ino_svc *s, const ino_creds *c, ino_txn *t, ino_inode 
 	if (r == 0)
 		r = ino_dir_add(s->fs, t, dir, rq->name, rq->namelen, ino, mode);
 	if (r == 0 && S_ISDIR(mode)) {
-		dir->links++;
+		ino_op_gain_subdir(dir);
 		r = ino_inode_write(s->fs, t, dir);
 	}
 	if (r < 0) {

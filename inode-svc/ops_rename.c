@@ -209,7 +209,7 @@ static int ino_rn_txn_exchange(ino_svc *s, ino_txn *t, struct ino_rn *x)
 	if (r == 0 && cross && sdir != tdir) {
 		ino_inode *loses = sdir ? &x->odir : nd, *gains = sdir ? nd : &x->odir;
 		ino_op_lose_subdir(loses);
-		gains->links++;
+		ino_op_gain_subdir(gains);
 	}
 	ino_inode_touch(t, &x->src, false);
 	ino_inode_touch(t, &x->tgt, false);
@@ -273,7 +273,7 @@ static int ino_rn_txn(ino_svc *s, const ino_creds *c, ino_txn *t, struct ino_rn 
 	if (r == 0 && sdir && cross) {
 		r = ino_dir_set_parent(s->fs, t, &x->src, x->ndirino);
 		ino_op_lose_subdir(&x->odir);
-		nd->links++;
+		ino_op_gain_subdir(nd);
 	}
 	if (r == 0 && x->tgtino) {
 		if (S_ISDIR(x->tgt.mode))

@@ -4,7 +4,13 @@
  * it, EXT3D_SYMLOOP_MAX in all); the read-only path calls and directory
  * handles (file handles are file.c's). Every grant a lookup takes is
  * given back: at once for what the walk passes through, at close for an
- * open directory. */
+ * open directory.
+ *
+ * A directory has one name, so a lookup that finds a directory the walk
+ * already stands in (a corrupt image's second entry for it, say /a/x
+ * naming the root) is a loop: -ELOOP, as the kernel's dcache refuses a
+ * second alias for an ancestor. Without the check rm -r of /a would go
+ * on to remove the whole tree from the root. */
 #include <errno.h>
 #include <fcntl.h>
 #include <stdlib.h>
@@ -15,6 +21,40 @@
 #include "internal.h"
 
 #define X3_DIR_BATCH 64
+#define X3_WALK_DEPTH 64 /* directories a walk checks for loops */
+
+/* The directories from the root to where a walk stands. */
+struct x3_walk {
+	uint64_t ino[X3_WALK_DEPTH];
+	unsigned depth; /* may pass X3_WALK_DEPTH: the deeper ones are not kept */
+};
+
+static void x3_walk_reset(struct x3_walk *w)
+{
+	w->ino[0] = EXT3D_ROOT_INO;
+	w->depth = 1;
+}
+
+/* Steps into dir ino by name; false if it is one the walk stands in. */
+static bool x3_walk_enter(struct x3_walk *w, const char *name, uint64_t ino)
+{
+	if (!strcmp(name, "."))
+		return true;
+	if (!strcmp(name, "..")) {
+		if (w->depth > 1)
+			w->depth--;
+		if (w->depth <= X3_WALK_DEPTH)
+			w->ino[w->depth - 1] = ino;
+		return true;
+	}
+	for (unsigned i = 0; i < w->depth && i < X3_WALK_DEPTH; i++)
+		if (w->ino[i] == ino)
+			return false;
+	if (w->depth < X3_WALK_DEPTH)
+		w->ino[w->depth] = ino;
+	w->depth++;
+	return true;
+}
 
 struct ext3d_dir {
 	ext3d *fs;
@@ -42,12 +82,14 @@ int x3_resolve(ext3d *fs, const char *path, bool follow_last, ext3d_attr *ret)
 {
 	char buf[X3_PATH_MAX], name[EXT3D_NAME_MAX + 1], target[X3_PATH_MAX];
 	uint64_t held = EXT3D_ROOT_INO; /* *ret's inode, granted once by this walk */
+	struct x3_walk walk;
 	int links = 0, r;
 	size_t len = strlen(path), pos = 0;
 
 	if (len >= sizeof(buf))
 		return -ENAMETOOLONG;
 	memcpy(buf, path, len + 1);
+	x3_walk_reset(&walk);
 	r = ext3d_getattr(fs, EXT3D_ROOT_INO, ret);
 	while (r == 0) {
 		while (buf[pos] == '/')
@@ -74,6 +116,11 @@ int x3_resolve(ext3d *fs, const char *path, bool follow_last, ext3d_attr *ret)
 		if (r < 0)
 			break;
 		held = ret->ino;
+		if (S_ISDIR(ret->mode) && !x3_walk_enter(&walk, name, held)) {
+			x3_drop(fs, dir);
+			r = -ELOOP;
+			break;
+		}
 		bool last = buf[pos + strspn(buf + pos, "/")] == '\0';
 		if (!S_ISLNK(ret->mode) || (last && !follow_last && buf[pos] != '/')) {
 			x3_drop(fs, dir);
@@ -96,6 +143,7 @@ int x3_resolve(ext3d *fs, const char *path, bool follow_last, ext3d_attr *ret)
 		if (target[0] == '/') {
 			x3_drop(fs, held);
 			held = EXT3D_ROOT_INO;
+			x3_walk_reset(&walk);
 		}
 		r = ext3d_getattr(fs, held, ret);
 	}

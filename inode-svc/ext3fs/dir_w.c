@@ -129,6 +129,17 @@ int ino_dir_append(ino_fs *fs, ino_txn *t, ino_inode *dir, uint32_t *ret_lblk,
 	/* a directory's i_size is 32 bits (i_size_high is i_dir_acl) */
 	if (dir->size + bs > UINT32_MAX)
 		return -ENOSPC;
+	/* A block already mapped at i_size means the size is wrong: the
+	 * entries there would be lost under the new block (the kernel's
+	 * ext4_append: "Logical block already allocated"). */
+	r = ino_bmap(fs, dir, lblk, &pblk);
+	if (r == 0 && pblk) {
+		cm_warn("corrupt directory ino=%u: block %llu at its size %llu is already mapped",
+			dir->ino, (unsigned long long)lblk, (unsigned long long)dir->size);
+		return -EUCLEAN;
+	}
+	if (r < 0 && r != -EFBIG)
+		return r;
 	r = ino_bmap_alloc(fs, t, dir, lblk, 1, &pblk, &count, &fresh);
 	if (r == -EFBIG)
 		r = -ENOSPC;

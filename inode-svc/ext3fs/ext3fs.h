@@ -90,6 +90,12 @@ void ino_fs_resid(const ino_fs *fs, uint32_t *uid, uint32_t *gid);
 /* What an error on the fs leads to, from s_errors as the kernel reads it:
  * EXT3_ERRORS_CONTINUE, EXT3_ERRORS_PANIC, else EXT3_ERRORS_RO. */
 uint16_t ino_fs_errors_behaviour(const ino_fs *fs);
+/* Corruption met and cut around by an operation that goes on (a truncate
+ * that drops a pointer to a block that is not a data block): noted for
+ * the calling thread, taken (and cleared) by the dispatcher, which
+ * records a filesystem error as for -EUCLEAN. */
+void ino_fs_note_corrupt(void);
+bool ino_fs_take_corrupt(void);
 
 /* A decoded inode, host byte order. */
 typedef struct ino_inode {

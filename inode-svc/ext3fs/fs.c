@@ -201,6 +201,8 @@ static int read_gdt_block(ino_fs *fs, uint32_t i, char *why, size_t whylen)
 		if (r < 0)
 			break;
 		fs->itable[group] = cm_le32(gd[n].bg_inode_table);
+		fs->bbitmap[group] = cm_le32(gd[n].bg_block_bitmap);
+		fs->ibitmap[group] = cm_le32(gd[n].bg_inode_bitmap);
 	}
 	ino_blk_put(fs, &b);
 	return r;
@@ -212,7 +214,9 @@ static int read_groups(ino_fs *fs, char *why, size_t whylen)
 	int r;
 
 	fs->itable = calloc(fs->geom.group_count, sizeof(*fs->itable));
-	if (!fs->itable)
+	fs->bbitmap = calloc(fs->geom.group_count, sizeof(*fs->bbitmap));
+	fs->ibitmap = calloc(fs->geom.group_count, sizeof(*fs->ibitmap));
+	if (!fs->itable || !fs->bbitmap || !fs->ibitmap)
 		return cm_fail_why(-ENOMEM, why, whylen, "no memory for %u groups",
 			    fs->geom.group_count);
 	for (i = 0; i < fs->geom.gdt_blocks; i++) {
@@ -254,6 +258,96 @@ static int read_journal_super(ino_fs *fs, uint32_t inum,
 	return 0;
 }
 
+static int run_cmp(const void *a, const void *b)
+{
+	uint32_t x = ((const struct ino_run *)a)->start, y = ((const struct ino_run *)b)->start;
+
+	return x < y ? -1 : x > y;
+}
+
+/* fs->journal_runs: the blocks of the journal inode's first s_maxlen
+ * logical blocks, in runs. */
+static int map_journal(ino_fs *fs, uint32_t inum, char *why, size_t whylen)
+{
+	struct ino_run *runs = NULL, *grown;
+	uint32_t n = 0, cap = 0;
+	ino_inode ji;
+	uint64_t pblk;
+	int r = ino_inode_read(fs, inum, &ji);
+
+	for (uint32_t l = 0; r == 0 && l < fs->journal_blocks; l++) {
+		r = ino_bmap(fs, &ji, l, &pblk);
+		if (r < 0 || !pblk)
+			continue;
+		if (n && runs[n - 1].start + runs[n - 1].len == pblk) {
+			runs[n - 1].len++;
+			continue;
+		}
+		if (n == cap) {
+			cap = cap ? 2 * cap : 8;
+			grown = realloc(runs, cap * sizeof(*runs));
+			if (!grown) {
+				r = -ENOMEM;
+				break;
+			}
+			runs = grown;
+		}
+		runs[n++] = (struct ino_run){(uint32_t)pblk, 1};
+	}
+	if (r < 0) {
+		free(runs);
+		return cm_fail_why(r, why, whylen, "cannot map journal inode %u: %s", inum,
+				   strerror(-r));
+	}
+	if (n > 1)
+		qsort(runs, n, sizeof(*runs), run_cmp);
+	fs->journal_runs = runs;
+	fs->njournal_runs = n;
+	return 0;
+}
+
+bool ino_blk_system(const ino_fs *fs, uint64_t b)
+{
+	const cm_ext3_geom *g = &fs->geom;
+	uint32_t grp, lo = 0, hi = fs->njournal_runs;
+
+	if (b < g->gdt_block + g->gdt_blocks + cm_le16(fs->sb.s_reserved_gdt_blocks))
+		return true;
+	if (b >= g->blocks_count)
+		return false;
+	grp = (uint32_t)((b - g->first_data_block) / g->blocks_per_group);
+	if (b == fs->bbitmap[grp] || b == fs->ibitmap[grp] ||
+	    (b >= fs->itable[grp] && b - fs->itable[grp] < g->itable_blocks))
+		return true;
+	while (lo < hi) {
+		uint32_t mid = lo + (hi - lo) / 2;
+		const struct ino_run *m = &fs->journal_runs[mid];
+
+		if (b < m->start)
+			hi = mid;
+		else if (b - m->start >= m->len)
+			lo = mid + 1;
+		else
+			return true;
+	}
+	return false;
+}
+
+static _Thread_local bool corrupt_met;
+
+void ino_fs_note_corrupt(void)
+{
+	corrupt_met = true;
+}
+
+bool ino_fs_take_corrupt(void)
+{
+	bool met = corrupt_met;
+
+	corrupt_met = false;
+	return met;
+}
+
 static int check_journal(ino_fs *fs, char *why, size_t whylen)
 {
 	journal_superblock_t jsb;
@@ -281,6 +375,27 @@ static int check_journal(ino_fs *fs, char *why, size_t whylen)
 			    cm_be32(jsb.s_maxlen), inum,
 			    (unsigned long long)size);
 	fs->journal_blocks = cm_be32(jsb.s_maxlen);
+	return map_journal(fs, inum, why, whylen);
+}
+
+/* The root must be a directory with a size and blocks, or the kernel
+ * refuses the mount ("corrupt root inode, run e2fsck"): every name would
+ * otherwise be served from an empty root, and the first create would lay
+ * a new block over the old entries. */
+static int check_root(ino_fs *fs, char *why, size_t whylen)
+{
+	ino_inode root;
+	int r = ino_inode_read(fs, EXT3_ROOT_INO, &root);
+
+	if (r == -ESTALE)
+		return cm_fail_why(-EUCLEAN, why, whylen, "corrupt root inode: not in use");
+	if (r < 0)
+		return cm_fail_why(r, why, whylen, "root inode unreadable: %s", strerror(-r));
+	if (!ino_is_type(&root, EXT3_S_IFDIR) || !root.size || !root.blocks512)
+		return cm_fail_why(-EUCLEAN, why, whylen,
+				   "corrupt root inode (mode %o, size %llu, %llu blocks)",
+				   (unsigned)root.mode, (unsigned long long)root.size,
+				   (unsigned long long)root.blocks512);
 	return 0;
 }
 
@@ -314,6 +429,8 @@ int ino_fs_mount(const ino_blksrc *src, uint64_t device_bytes, ino_fs **ret,
 		r = read_groups(fs, why, whylen);
 	if (r == 0)
 		r = check_journal(fs, why, whylen);
+	if (r == 0)
+		r = check_root(fs, why, whylen);
 	if (r < 0) {
 		cm_debug("ext3fs: mount failed: %s", why ? why : "");
 		ino_fs_unmount(fs);
@@ -328,6 +445,9 @@ ino_fs *ino_fs_unmount(ino_fs *fs)
 	if (!fs)
 		return NULL;
 	free(fs->itable);
+	free(fs->bbitmap);
+	free(fs->ibitmap);
+	free(fs->journal_runs);
 	free(fs->orphans);
 	pthread_mutex_destroy(&fs->orphan_mtx);
 	free(fs);

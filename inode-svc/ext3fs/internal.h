@@ -29,6 +29,9 @@ struct ino_fs {
 	cm_ext3_geom geom;			/* [immutable] */
 	struct ext3_super_block sb;		/* copy at mount [immutable] */
 	uint32_t *itable;			/* per group [immutable] */
+	uint32_t *bbitmap, *ibitmap;		/* per group, at mount [immutable] */
+	struct ino_run *journal_runs;		/* the journal's data blocks, sorted [immutable] */
+	uint32_t njournal_runs;			/* [immutable] */
 	uint32_t addr_per_block;		/* block pointers per block */
 	unsigned addr_bits;			/* log2(addr_per_block) */
 	uint32_t first_ino;			/* first non-reserved inode */
@@ -45,6 +48,11 @@ struct ino_fs {
 	struct ino_orphan *orphans;		/* [orphan_mtx] */
 	uint32_t norphans, orphans_cap;		/* [orphan_mtx] */
 	_Atomic uint32_t orphans_any;		/* [orphan_mtx] to write; norphans */
+};
+
+/* Blocks [start, start + len). */
+struct ino_run {
+	uint32_t start, len;
 };
 
 /* A block held through the source; put it back with ino_blk_put(). */
@@ -67,6 +75,19 @@ static inline bool ino_blk_valid(const ino_fs *fs, uint64_t blocknr)
 {
 	return blocknr >= fs->geom.first_data_block &&
 	       blocknr < fs->geom.blocks_count;
+}
+
+/* True if blocknr is the filesystem's own: the primary superblock and
+ * descriptors, a group's bitmaps or inode table as the descriptors named
+ * them at mount, a block of the internal journal (the kernel's "system
+ * zone"). A file that maps one is corrupt, and freeing it would hand it
+ * out. */
+bool ino_blk_system(const ino_fs *fs, uint64_t blocknr);
+
+/* A block a file may map and a truncate may free. */
+static inline bool ino_blk_data(const ino_fs *fs, uint64_t blocknr)
+{
+	return ino_blk_valid(fs, blocknr) && !ino_blk_system(fs, blocknr);
 }
 
 static inline bool ino_is_type(const ino_inode *in, uint16_t type)

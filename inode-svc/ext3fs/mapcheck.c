@@ -4,11 +4,15 @@
  * meets a bad pointer half way, with blocks already freed and a size
  * already set).  The walk visits every pointer the truncate will visit:
  * the direct ones at or past the cut, the indirect trees that reach past
- * it and, inside them, the children that reach past it.  Each must lie
- * inside the filesystem and outside its inode tables and its primary
- * superblock and descriptors, and no block may appear twice (an indirect
- * block pointing at itself or at an ancestor, two pointers to one block):
- * freeing it once would hand out a block the file still maps.  A delete
+ * it and, inside them, the children that reach past it.  A pointer to a
+ * block that is not a data block (outside the filesystem, or one of its
+ * own, ino_blk_system) is cut from the file and never freed, as the
+ * kernel's ext4_free_branches skips an invalid block, and the operation
+ * goes on with a filesystem error noted (ino_fs_note_corrupt); nothing
+ * under such an indirect pointer is read. No block may appear twice (an
+ * indirect block pointing at itself or at an ancestor, two pointers to
+ * one block): freeing it once would hand out a block the file still
+ * maps, so that refuses the whole operation with -EUCLEAN.  A delete
  * (last 0) also needs an xattr block inside the filesystem, and its
  * inode's bit set in an inode bitmap whose padding is set: alloc-svc
  * refuses to clear a clear bit, and an inode bitmap that is scribbled or
@@ -28,31 +32,21 @@ struct mc_walk {
 	uint64_t last;		/* the first logical block freed */
 	uint32_t *blks;		/* every block visited, data and indirect */
 	size_t n, cap;
+	unsigned cuts;		/* pointers to blocks that are not data blocks */
 };
-
-/* Inside an inode table, or the primary superblock, GDT and reserved GDT. */
-static bool mc_system(const ino_fs *fs, uint32_t b)
-{
-	const cm_ext3_geom *g = &fs->geom;
-	uint32_t grp = (b - g->first_data_block) / g->blocks_per_group;
-	uint32_t it = fs->itable[grp];
-
-	if (b < g->gdt_block + g->gdt_blocks + cm_le16(fs->sb.s_reserved_gdt_blocks))
-		return true;
-	return b >= it && b - it < g->itable_blocks;
-}
 
 static int mc_note(struct mc_walk *x, uint64_t holder, unsigned slot, uint32_t ptr)
 {
 	ino_fs *fs = x->fs;
 	uint32_t *p;
 
-	if (!ino_blk_valid(fs, ptr) || mc_system(fs, ptr)) {
+	if (!ino_blk_data(fs, ptr)) {
 		cm_warn("corrupt inode ino=%u blk=%llu: block pointer [%u] = %u is not a data "
-			"block, nothing freed", x->in->ino,
+			"block: cut from the file, not freed", x->in->ino,
 			(unsigned long long)(holder ? holder : ino_inode_blocknr(fs, x->in->ino)),
 			slot, ptr);
-		return -EUCLEAN;
+		x->cuts++;
+		return 1;
 	}
 	if (x->n == x->cap) {
 		if (x->cap >= fs->geom.blocks_count) {
@@ -83,8 +77,8 @@ static int mc_tree(struct mc_walk *x, uint64_t holder, unsigned slot, uint32_t p
 	if (!ptr)
 		return 0;
 	r = mc_note(x, holder, slot, ptr);
-	if (r < 0 || d == 0)
-		return r;
+	if (r != 0 || d == 0)
+		return r < 0 ? r : 0;
 	for (int i = 1; i < d; i++)
 		span *= x->fs->addr_per_block;
 	r = ino_blk_get(x->fs, ptr, &b);
@@ -169,6 +163,8 @@ int ino_map_check(ino_fs *fs, const ino_inode *in, uint64_t last)
 			in->ino, in->file_acl);
 		r = -EUCLEAN;
 	}
+	if (r == 0 && x.cuts)
+		ino_fs_note_corrupt();
 	free(x.blks);
 	return r;
 }

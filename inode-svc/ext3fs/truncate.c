@@ -22,15 +22,6 @@
 #define TRUNC_RUNS	64	/* data runs one step frees */
 #define CRED_FREE	2	/* a free: its group's bitmap and descriptor */
 
-static int bad_ptr(ino_fs *fs, const ino_inode *in, uint64_t holder, unsigned slot,
-		   uint32_t ptr)
-{
-	cm_warn("corrupt inode ino=%u blk=%llu: block pointer [%u] = %u outside [%u, %u)",
-		in->ino, (unsigned long long)(holder ? holder : ino_inode_blocknr(fs, in->ino)),
-		slot, ptr, fs->geom.first_data_block, fs->geom.blocks_count);
-	return -EUCLEAN;
-}
-
 /* Pointer i of a holder's slots: p (an indirect block) or the inode's. */
 static uint32_t ptr_at(const ino_inode *in, const cm_le32_t *p, unsigned i)
 {
@@ -86,8 +77,6 @@ static int step_runs(ino_fs *fs, const ino_inode *in, uint64_t holder, const cm_
 
 	for (; i < to; i++) {
 		v = ptr_at(in, p, i);
-		if (v && !ino_blk_valid(fs, v))
-			return bad_ptr(fs, in, holder, i, v);
 		if (v && !run_continues(fs, prev, v)) {
 			if (runs == TRUNC_RUNS)
 				break;
@@ -108,11 +97,19 @@ static int free_runs(ino_fs *fs, ino_txn *t, ino_inode *in, cm_le32_t *p, unsign
 
 	while (i < end) {
 		v = ptr_at(in, p, i);
-		if (!v) {
+		if (!v || !ino_blk_data(fs, v)) {
+			/* Not a data block (ino_map_check): cut, not freed. */
+			drop_blocks(fs, in, v ? 1 : 0);
+			if (p)
+				cm_set_le32(&p[i], 0);
+			else
+				in->block[i] = 0;
 			i++;
 			continue;
 		}
-		for (n = 1; i + n < end && run_continues(fs, v + n - 1, ptr_at(in, p, i + n)); n++)
+		for (n = 1; i + n < end && ino_blk_data(fs, ptr_at(in, p, i + n)) &&
+			    run_continues(fs, v + n - 1, ptr_at(in, p, i + n));
+		     n++)
 			;
 		for (j = 0; j < n; j++) {
 			r = ino_txn_forget(t, v + j, false);
@@ -176,21 +173,13 @@ static int free_data(ino_fs *fs, ino_txn *t, ino_inode *in, uint64_t holder, uns
 	return 0;
 }
 
-/* Frees indirect block blk, which maps nothing now, and clears slot idx
- * of its holder (0: the inode). */
-static int free_node(ino_fs *fs, ino_txn *t, ino_inode *in, uint64_t holder, unsigned idx,
-		     uint32_t blk)
+/* Clears slot idx of holder (0: the inode), whose block is gone, and
+ * counts it out of i_blocks. */
+static int unhook(ino_fs *fs, ino_txn *t, ino_inode *in, uint64_t holder, unsigned idx)
 {
 	ino_wbuf b = { 0 };
 	int r;
 
-	r = ino_txn_ensure(t, CRED_FREE + 2);
-	if (r >= 0)
-		r = ino_txn_forget(t, blk, true);
-	if (r >= 0)
-		r = ino_txn_free_blocks(t, blk, 1);
-	if (r < 0)
-		return r;
 	drop_blocks(fs, in, 1);
 	if (holder) {
 		r = ino_txn_get_write(t, holder, &b);
@@ -207,6 +196,30 @@ static int free_node(ino_fs *fs, ino_txn *t, ino_inode *in, uint64_t holder, uns
 	return ino_inode_write(fs, t, in);
 }
 
+/* Frees indirect block blk, which maps nothing now, and clears slot idx
+ * of its holder (0: the inode). */
+static int free_node(ino_fs *fs, ino_txn *t, ino_inode *in, uint64_t holder, unsigned idx,
+		     uint32_t blk)
+{
+	int r;
+
+	r = ino_txn_ensure(t, CRED_FREE + 2);
+	if (r >= 0)
+		r = ino_txn_forget(t, blk, true);
+	if (r >= 0)
+		r = ino_txn_free_blocks(t, blk, 1);
+	return r < 0 ? r : unhook(fs, t, in, holder, idx);
+}
+
+/* An indirect pointer to a block that is not a data block: cut from slot
+ * idx of its holder, neither read nor freed (ino_map_check). */
+static int cut_node(ino_fs *fs, ino_txn *t, ino_inode *in, uint64_t holder, unsigned idx)
+{
+	int r = ino_txn_ensure(t, 2);
+
+	return r < 0 ? r : unhook(fs, t, in, holder, idx);
+}
+
 /* Frees everything under ptr (depth d >= 1), then ptr itself. */
 static int free_tree(ino_fs *fs, ino_txn *t, ino_inode *in, uint64_t holder, unsigned idx,
 		     uint32_t ptr, int d)
@@ -215,8 +228,8 @@ static int free_tree(ino_fs *fs, ino_txn *t, ino_inode *in, uint64_t holder, uns
 	unsigned j;
 	int r = 0;
 
-	if (!ino_blk_valid(fs, ptr))
-		return bad_ptr(fs, in, holder, idx, ptr);
+	if (!ino_blk_data(fs, ptr))
+		return cut_node(fs, t, in, holder, idx);
 	if (d == 1)
 		r = free_data(fs, t, in, ptr, 0, fs->addr_per_block);
 	for (j = fs->addr_per_block; d > 1 && j-- > 0 && r == 0;) {
@@ -255,8 +268,8 @@ static int trunc_tree(ino_fs *fs, ino_txn *t, ino_inode *in, uint64_t holder, un
 	uint32_t child;
 	int r = 0;
 
-	if (!ino_blk_valid(fs, ptr))
-		return bad_ptr(fs, in, holder, idx, ptr);
+	if (!ino_blk_data(fs, ptr))
+		return cut_node(fs, t, in, holder, idx);
 	if (d == 1)
 		r = free_data(fs, t, in, ptr, c, fs->addr_per_block);
 	for (j = fs->addr_per_block; d > 1 && j-- > c + partial && r == 0;) {
@@ -324,8 +337,10 @@ static int maps_past(ino_fs *fs, const ino_inode *in, uint64_t holder, unsigned 
 	ino_buf b = { 0 };
 	int r;
 
-	if (!ino_blk_valid(fs, ptr))
-		return bad_ptr(fs, in, holder, idx, ptr);
+	if (!ino_blk_data(fs, ptr)) {
+		*any = true; /* a pointer the truncate cuts */
+		return 0;
+	}
 	r = ino_blk_get(fs, ptr, &b);
 	if (r < 0)
 		return r;
@@ -457,8 +472,8 @@ static int punch_tree(ino_fs *fs, ino_txn *t, ino_inode *in, uint64_t holder, un
 	bool empty;
 	int r = 0;
 
-	if (!ino_blk_valid(fs, ptr))
-		return bad_ptr(fs, in, holder, idx, ptr);
+	if (!ino_blk_data(fs, ptr))
+		return cut_node(fs, t, in, holder, idx);
 	if (d == 1)
 		r = free_data(fs, t, in, ptr, c0, c1);
 	for (unsigned j = c0; d > 1 && j < c1 && r == 0; j++) {
