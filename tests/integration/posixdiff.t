@@ -15,6 +15,7 @@
 # ACL calls, to look at the rest alone).
 set -u
 . "$(dirname "$0")/../lib/tap.sh"
+t_reachable
 . "$T_TOP/tests/lib/instance.sh"
 . "$T_TOP/tests/lib/fusemnt.sh"
 

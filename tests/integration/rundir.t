@@ -13,6 +13,7 @@
 # listen before they drop root) takes a client of any uid.
 set -u
 . "$(dirname "$0")/../lib/tap.sh"
+t_reachable
 . "$T_TOP/tests/lib/instance.sh"
 
 t_need_root "runs clients as other uids"

@@ -63,6 +63,28 @@ t_clients() { # t_clients N OUT CMD...: runs "CMD ID" for each ID from 1 to N
 	for t_cl_id in $(seq "$t_cl_n"); do sed 's/^/#   /' "$t_cl_out.$t_cl_id" | head -5; done
 	return $t_cl_bad
 }
+# t_reachable: for a test that runs ext3d's programs or reads its files as
+# other uids. When uid 65534 cannot reach the source and build trees (a
+# clone under a 0700 directory, such as /root or one of mktemp -d), the
+# programs, compose/ and tests/ are copied under a directory every uid can
+# reach, and T_TOP and EXT3D_BUILD name the copy. Call it before sourcing
+# instance.sh, which derives the programs' paths from them.
+t_reachable() {
+	[ "$(id -u)" -eq 0 ] || return 0 # only root runs programs as other uids
+	setpriv --reuid=65534 --regid=65534 --clear-groups sh -c \
+		'test -r "$1/tests/lib/tap.sh" && test -x "$2/compose/ext3d-supervisor"' \
+		- "$T_TOP" "$EXT3D_BUILD" 2>/dev/null && return 0
+	t_copy=$(mktemp -d "${TMPDIR:-/tmp}/ext3d-tree.XXXXXX")
+	t_at_exit "rm -rf $t_copy"
+	mkdir -p "$t_copy/top" "$t_copy/build"
+	cp -a "$T_TOP/compose" "$T_TOP/tests" "$t_copy/top/"
+	(cd "$EXT3D_BUILD" && find . -type f -perm -u+x -not -path '*.p/*' -not -path './meson-*' \
+		-exec cp --parents {} "$t_copy/build/" \;)
+	chmod -R a+rX "$t_copy"
+	t_diag "$T_TOP or $EXT3D_BUILD is out of other uids' reach: running from a copy in $t_copy"
+	T_TOP=$t_copy/top EXT3D_BUILD=$t_copy/build
+	export EXT3D_BUILD
+}
 t_need_root() { [ "$(id -u)" -eq 0 ] || t_skip_all "needs root ($1)"; }
 
 T_TMP=$(mktemp -d "${TMPDIR:-/tmp}/ext3d-test.XXXXXX")
