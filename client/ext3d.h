@@ -60,7 +60,18 @@ typedef struct ext3d_attr {
 	int64_t atime, mtime, ctime; /* seconds since the epoch */
 	uint32_t atime_ns, mtime_ns, ctime_ns; /* 0 on 128-byte inodes */
 	uint32_t flags;    /* the inode flags, as FS_IOC_GETFLAGS gives them (FS_*_FL) */
+	uint32_t generation; /* i_generation: a new one each time the number is allocated */
 } ext3d_attr;
+
+/* A node: the inode number with its generation above it. The *_ino calls
+ * take one wherever they take an inode number, and fail with -ESTALE when
+ * the inode was freed and its number allocated again since (a file handle
+ * that outlives a group restart that rolled the inode's creation back);
+ * a bare number (generation 0) is not checked. */
+static inline uint64_t ext3d_node(const ext3d_attr *a)
+{
+	return a->ino | (uint64_t)a->generation << 32;
+}
 
 /* d_type values are DT_* of <dirent.h>. */
 typedef struct ext3d_dirent {

@@ -264,6 +264,27 @@ static void ino_creds_of(ino_session *ss, const cm_fs_req *rq, ino_creds *c)
 	c->checked = (rq->creds_flags & CM_FS_CREDS_CHECKED) != 0;
 }
 
+/* A node id (ext3d.h's ext3d_node) carries the inode's i_generation above
+ * its number: the inode must still be that one. Otherwise the caller names
+ * an inode that was freed and allocated again since it learnt the number,
+ * as after a group restart that rolled back the inode's creation while
+ * ext3d-fuse's kernel kept the name: -ESTALE, as NFS answers a handle of
+ * a reused inode. *ino is left the bare number. */
+static int ino_node_check(ino_svc *s, uint64_t *ino)
+{
+	uint32_t gen = (uint32_t)(*ino >> 32);
+	ino_inode in;
+	int r;
+
+	if (!gen)
+		return 0;
+	*ino &= UINT32_MAX;
+	r = ino_inode_read_any(s->fs, (uint32_t)*ino, &in);
+	if (r < 0)
+		return r;
+	return in.mode && in.generation == gen ? 0 : -ESTALE;
+}
+
 void ino_dispatch(ino_session *ss, const cm_fs_req *rq, cm_fs_resp *rs, uint8_t *data)
 {
 	cm_fs_req local = *rq;
@@ -280,7 +301,11 @@ void ino_dispatch(ino_session *ss, const cm_fs_req *rq, cm_fs_resp *rs, uint8_t 
 		return;
 	}
 	if (ino_handlers[local.hdr.op].by_ino) {
-		int r = ino_grant_check(ss, local.ino);
+		int r = ino_node_check(ss->svc, &local.ino);
+		if (r == 0)
+			r = ino_node_check(ss->svc, &local.ino2);
+		if (r == 0)
+			r = ino_grant_check(ss, local.ino);
 		if (r < 0) {
 			rs->hdr.status = r;
 			return;

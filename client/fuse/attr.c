@@ -1,7 +1,8 @@
 /* attr.c - libext3d's attributes in FUSE's forms: struct stat (st_ino is
  * the ext3 inode number, 2 for the root, as the kernel's ext3 shows it)
- * and the entry of a lookup (node id: the inode number, FUSE_ROOT_ID for
- * the root), with the configured timeouts. */
+ * and the entry of a lookup (node id: the inode number with its
+ * generation above it, FUSE_ROOT_ID for the root), with the configured
+ * timeouts. */
 #include <errno.h>
 #include <string.h>
 
@@ -27,7 +28,8 @@ void xf_stat(const ext3d_attr *a, struct stat *st)
 void xf_entry(const xf_fs *x, const ext3d_attr *a, struct fuse_entry_param *e)
 {
 	memset(e, 0, sizeof(*e));
-	e->ino = xf_node(a->ino);
+	e->ino = xf_node(a);
+	e->generation = a->generation; /* the kernel's check of a reused node id */
 	e->attr_timeout = x->cfg.attr_timeout;
 	e->entry_timeout = x->cfg.entry_timeout;
 	xf_stat(a, &e->attr);

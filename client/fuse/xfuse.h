@@ -71,9 +71,12 @@ static inline uint64_t xf_ino(fuse_ino_t node)
 	return node == FUSE_ROOT_ID ? EXT3D_ROOT_INO : (uint64_t)node;
 }
 
-static inline fuse_ino_t xf_node(uint64_t ino)
+/* The node id of a: its inode number with its generation (ext3d_node), so
+ * that a node id the kernel keeps across a group restart that freed and
+ * reused the number gets -ESTALE instead of another file's inode. */
+static inline fuse_ino_t xf_node(const ext3d_attr *a)
 {
-	return ino == EXT3D_ROOT_INO ? FUSE_ROOT_ID : (fuse_ino_t)ino;
+	return a->ino == EXT3D_ROOT_INO ? FUSE_ROOT_ID : (fuse_ino_t)ext3d_node(a);
 }
 
 /* opts.c: the command line into *cfg; 0, 1 after --help, or -EINVAL

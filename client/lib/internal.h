@@ -22,8 +22,10 @@
 /* An inode changed since its last fsync, and the generation of its first
  * change (dirty.c). */
 typedef struct x3_dirty_ent {
-	uint64_t ino;                  /* 0: a free slot */
-	uint64_t gen;
+	uint64_t ino;                  /* the bare number (no generation); 0: a free slot */
+	uint32_t igen;                 /* the inode's i_generation, 0 if not known */
+	uint64_t gen;                  /* the session generation of its first change */
+	bool told;                     /* a change call got -EIO for it (x3_dirty_before) */
 } x3_dirty_ent;
 
 struct ext3d {
@@ -94,6 +96,12 @@ int x3_readdir(ext3d *fs, uint64_t dir, uint64_t *cookie, ext3d_dirent *ents, si
 /* Notes that the change req made (it succeeded on generation gen) is not
  * known durable yet, for each inode it changed. */
 void x3_dirty_after(ext3d *fs, const cm_fs_req *req, const cm_fs_resp *resp, uint64_t gen);
+/* Before req, a change, runs on generation gen: -EIO, once for each inode,
+ * if it changes an inode that this handle changed on an older generation
+ * and has not fsynced since: that change may be gone with the group
+ * restart, and the call would build on what the caller no longer has (an
+ * append would land at the old end of the file). 0 otherwise. */
+int x3_dirty_before(ext3d *fs, const cm_fs_req *req, uint64_t gen);
 /* After an fsync of ino that ran on gen and returned r: -EIO if ino was
  * changed on an older generation (reported once), else r. */
 int x3_dirty_fsync(ext3d *fs, uint64_t ino, uint64_t gen, int r);

@@ -15,7 +15,7 @@ void x3_attr_from(const cm_fs_attr *a, ext3d_attr *ret)
 		.size = a->size, .blocks = a->blocks, .rdev = a->rdev, .blksize = a->blksize,
 		.atime = a->atime, .mtime = a->mtime, .ctime = a->ctime,
 		.atime_ns = a->atime_ns, .mtime_ns = a->mtime_ns, .ctime_ns = a->ctime_ns,
-		.flags = a->iflags,
+		.flags = a->iflags, .generation = a->generation,
 	};
 }
 

@@ -321,6 +321,11 @@ int x3_call_io(ext3d *fs, cm_fs_req *req, cm_fs_resp *resp, x3_io *io)
 
 	/* The session cannot be swapped while we hold a lane. */
 	io->gen = __atomic_load_n(&fs->gen, __ATOMIC_RELAXED);
+	r = x3_dirty_before(fs, req, io->gen);
+	if (r < 0) {
+		x3_lane_give(fs, lane, false);
+		return r;
+	}
 	if (io->inlen)
 		memcpy(cm_seg_data(fs->seg, lane), io->in,
 		       io->inlen < CM_SEG_DATA ? io->inlen : CM_SEG_DATA);

@@ -8,7 +8,11 @@
 # restarted at the same place, with a file still open on the dead mount,
 # ready only once its own new mount is there, while the descriptors opened
 # before give EIO or ENOTCONN; a group restart leaves the mount alone and
-# the first call after it succeeds; the stale mount
+# the first call after it succeeds, and a descriptor of a file whose
+# creation it rolled back fails with ESTALE instead of writing into the
+# file that takes its inode number next, and an append after one the
+# restart lost fails with EIO instead of landing at the file's old end;
+# the stale mount
 # a killed supervisor leaves is cleaned by the next compose/down or
 # compose/up; a front end that exits before it mounts fails `ext3d mount`
 # and is not restarted, one that crashes in a loop is unmounted and marked
@@ -165,6 +169,49 @@ for _ in $(seq 50); do
 	sleep 0.1
 done
 t_ok $ok "and the mount serves the new group"
+
+# A node id the kernel keeps across a group restart that rolled back the
+# inode's creation: the number goes to the next file made, and a write
+# through the old descriptor must fail, not land in that file.
+exec 3>"$mnt/rolled-$$"
+fino=$(stat -c %i "$mnt/rolled-$$")
+kill -9 "$(t_svc_pid $n inode-svc)"
+sleep 0.3
+t_instance_wait_ready $n >/dev/null
+: >"$T_TMP/empty"
+if "$T_EXT3D" --instance $n stat "/rolled-$$" >/dev/null 2>&1; then
+	t_skip "the creation was committed before the kill" "a write through a rolled-back file's descriptor"
+else
+	"$T_EXT3D" --instance $n put "$T_TMP/empty" "/taker-$$" >/dev/null 2>&1
+	tino=$("$T_EXT3D" --instance $n stat "/taker-$$" 2>/dev/null | sed -n 's/.*Inode: \([0-9]*\).*/\1/p')
+	t_is "$tino" "$fino" "the restart rolled back a creation through the mount; the next file takes its inode"
+	(echo stale >&3) 2>/dev/null
+	t_ok $(($? == 0)) "a write through the old descriptor fails (ESTALE)"
+	t_is "$("$T_EXT3D" --instance $n cat "/taker-$$" 2>&1)" "" \
+		"and does not land in the file that took the inode"
+fi
+exec 3>&-
+
+# An append lost in a group restart: the next change to the file through
+# the mount gets EIO instead of landing at the file's old end.
+(: >"$mnt/app-$$") 2>/dev/null
+t_ok $(($? == 0)) "the first change after the restart in a directory changed before it fails (EIO)"
+printf 'one\n' >"$mnt/app-$$" && sync "$mnt/app-$$"
+t_ok $? "the next one works"
+exec 4>>"$mnt/app-$$"
+printf 'two\n' >&4
+kill -9 "$(t_svc_pid $n inode-svc)"
+sleep 0.3
+t_instance_wait_ready $n >/dev/null
+if [ "$("$T_EXT3D" --instance $n cat "/app-$$" 2>&1)" != one ]; then
+	t_skip "the append was committed before the kill" "an append after a lost one"
+else
+	(printf 'three\n' >&4) 2>/dev/null
+	t_ok $(($? == 0)) "the next append to a file whose last append the restart lost fails (EIO)"
+	t_is "$("$T_EXT3D" --instance $n cat "/app-$$" 2>&1)" one \
+		"and lands nowhere: the file holds what was committed"
+fi
+exec 4>&-
 
 # A killed supervisor leaves a stale mount: compose/down cleans it.
 kill -9 "$(t_field $n supervisor.pid)"
