@@ -192,6 +192,34 @@ else
 fi
 exec 3>&-
 
+# The same with a file another client made: the kernel learnt its node id
+# by a lookup, so only the node id's generation tells it from the file
+# that takes its number after the restart.
+"$T_EXT3D" --instance $n put "$T_TMP/empty" "/other-$$" >/dev/null 2>&1
+exec 5>>"$mnt/other-$$"
+oino=$(stat -c %i "$mnt/other-$$")
+kill -9 "$(t_svc_pid $n inode-svc)"
+sleep 0.3
+t_instance_wait_ready $n >/dev/null
+printf 'secret\n' >"$T_TMP/secret"
+if "$T_EXT3D" --instance $n stat "/other-$$" >/dev/null 2>&1; then
+	t_skip "the creation was committed before the kill" "a write through a rolled-back file's descriptor"
+else
+	# Files until one takes the number (a lower free one goes first).
+	for k in 1 2 3 4 5 6 7 8; do
+		"$T_EXT3D" --instance $n put "$T_TMP/secret" "/taker2-$$-$k" >/dev/null 2>&1
+		tino=$("$T_EXT3D" --instance $n stat "/taker2-$$-$k" 2>/dev/null |
+			sed -n 's/.*Inode: \([0-9]*\).*/\1/p')
+		[ "$tino" = "$oino" ] && break
+	done
+	t_is "$tino" "$oino" "another client's file, rolled back: a new file takes its inode"
+	(printf 'intruder\n' >&5) 2>/dev/null
+	t_ok $(($? == 0)) "a write through the old descriptor fails (ESTALE)"
+	t_is "$("$T_EXT3D" --instance $n cat "/taker2-$$-$k" 2>&1)" secret \
+		"and does not land in the file that took the inode"
+fi
+exec 5>&-
+
 # An append lost in a group restart: the next change to the file through
 # the mount gets EIO instead of landing at the file's old end.
 (: >"$mnt/app-$$") 2>/dev/null
