@@ -177,12 +177,16 @@ static int x3_open(ext3d *fs, const char *path, int flags, uint32_t mode, ext3d_
 		free(where);
 		return -EINVAL;
 	}
-	/* The inode must be granted on the generation the file records. */
+	/* The inode must be granted on the generation the file records. A
+	 * file made here before the generation changed (a restart between
+	 * two calls changes it at the first) is looked up again, not made
+	 * twice, where O_EXCL would refuse it; made again only if gone. */
 	for (int tries = 0; r == -EAGAIN && tries < X3_OPEN_RETRIES; tries++) {
 		gen = x3_gen(fs);
-		if (flags & O_CREAT) {
+		r = created ? x3_resolve(fs, where, false, &a) : -ENOENT;
+		if (r == -ENOENT && (flags & O_CREAT)) {
 			r = x3_open_create(fs, path, flags, mode, &a, where, &created, &dir);
-		} else {
+		} else if (!created) {
 			r = x3_resolve(fs, path, !(flags & O_NOFOLLOW), &a);
 			if (r == 0 && strlen(path) < X3_PATH_MAX)
 				strcpy(where, path);

@@ -15,7 +15,9 @@
  *   x3-fsync [--instance N] eio DIR
  *     Writes and fsyncs DIR/e1, writes DIR/e0 without an fsync, prints
  *     "ready" and waits for a line on stdin (the test restarts the group
- *     meanwhile); then prints "NAME RESULT" lines: fsync of e0 (-EIO: its
+ *     meanwhile); then prints "NAME RESULT" lines: a create of DIR/n with
+ *     O_EXCL and mode 0444 for writing, the first call on the new session
+ *     (0: the file it made is its own), fsync of e0 (-EIO: its
  *     write may be lost), a second fsync of e0 (0: reported once), fsync
  *     of e1 (0: nothing unsynced), a write and fsync of e1 through the
  *     same handle, and a read back of e1.
@@ -147,8 +149,8 @@ static int xf_check(ext3d *fs, const char *dir, const char *log)
 static int xf_eio(ext3d *fs, const char *dir)
 {
 	uint8_t buf[XF_CHUNK], back[2 * XF_CHUNK];
-	char p0[512], p1[512], line[64];
-	ext3d_file *e0, *e1;
+	char p0[512], p1[512], pn[512], line[64];
+	ext3d_file *e0, *e1, *en;
 	int r;
 
 	r = ext3d_mkdir(fs, dir, 0777);
@@ -156,6 +158,7 @@ static int xf_eio(ext3d *fs, const char *dir)
 		return fprintf(stderr, "mkdir %s: %s\n", dir, strerror(-r)), 2;
 	snprintf(p0, sizeof(p0), "%s/e0", dir);
 	snprintf(p1, sizeof(p1), "%s/e1", dir);
+	snprintf(pn, sizeof(pn), "%s/n", dir);
 	if (ext3d_create(fs, p0, O_RDWR | O_CREAT | O_TRUNC, 0644, &e0) < 0 ||
 	    ext3d_create(fs, p1, O_RDWR | O_CREAT | O_TRUNC, 0644, &e1) < 0)
 		return fprintf(stderr, "create in %s failed\n", dir), 2;
@@ -168,6 +171,10 @@ static int xf_eio(ext3d *fs, const char *dir)
 	fflush(stdout);
 	if (!fgets(line, sizeof(line), stdin))
 		return 2;
+	r = ext3d_create(fs, pn, O_WRONLY | O_CREAT | O_EXCL, 0444, &en);
+	printf("create-excl %d\n", r);
+	if (r == 0)
+		ext3d_close(en);
 	printf("fsync-e0 %d\n", ext3d_fsync(e0));
 	printf("fsync-e0-again %d\n", ext3d_fsync(e0));
 	printf("fsync-e1 %d\n", ext3d_fsync(e1));
