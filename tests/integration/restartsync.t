@@ -5,7 +5,8 @@
 # keep working after each restart (re-granted by path; run as uid 65534
 # when root, so that grants matter), and afterwards every byte an fsync
 # acknowledged is there. Then a file written before a restart but not
-# synced: its fsync returns EIO (once), a synced file's fsync returns 0,
+# synced: its first write after it returns EIO (once), so does its fsync
+# (once), a synced file's fsync returns 0,
 # and the handle writes and reads on; an O_EXCL create, the first call on
 # the new session, makes its file once and opens it (not EEXIST: its own
 # file). e2fsck -fn on the image at the end.
@@ -69,6 +70,8 @@ for svc in inode-svc journald-svc; do
 	v() { awk -v k="$1" '$1 == k {print $2}' "$T_TMP/eio.out"; }
 	t_is "$(v first-write-e1) $(v first-fsync-e1) $(v write-e0)" "9000 0 9000" "writes and an fsync before the restart ($svc)"
 	t_is "$(v create-excl)" 0 "O_EXCL create of a read-only file as the first call after the restart ($svc)"
+	t_is "$(v rewrite-e0) $(v rewrite-e0-again)" "-5 9000" \
+		"its first write after the restart: EIO, then the next runs ($svc)"
 	t_is "$(v fsync-e0)" -5 "fsync of a file written but not synced before the restart: EIO ($svc)"
 	t_is "$(v fsync-e0-again)" 0 "... reported once ($svc)"
 	t_is "$(v fsync-e1)" 0 "fsync of a file synced before the restart: 0 ($svc)"

@@ -15,9 +15,12 @@
  *   x3-fsync [--instance N] eio DIR
  *     Writes and fsyncs DIR/e1, writes DIR/e0 without an fsync, prints
  *     "ready" and waits for a line on stdin (the test restarts the group
- *     meanwhile); then prints "NAME RESULT" lines: a create of DIR/n with
- *     O_EXCL and mode 0444 for writing, the first call on the new session
- *     (0: the file it made is its own), fsync of e0 (-EIO: its
+ *     meanwhile); then prints "NAME RESULT" lines: a create of DIR/c/n
+ *     (DIR/c made and synced first) with O_EXCL and mode 0444 for
+ *     writing, the first call on the new session (0: the file it made is
+ *     its own), a write of e0 (-EIO: the first change after the restart
+ *     to a file whose write may be lost) and another (it runs), fsync of
+ *     e0 (-EIO: its
  *     write may be lost), a second fsync of e0 (0: reported once), fsync
  *     of e1 (0: nothing unsynced), a write and fsync of e1 through the
  *     same handle, and a read back of e1.
@@ -158,7 +161,15 @@ static int xf_eio(ext3d *fs, const char *dir)
 		return fprintf(stderr, "mkdir %s: %s\n", dir, strerror(-r)), 2;
 	snprintf(p0, sizeof(p0), "%s/e0", dir);
 	snprintf(p1, sizeof(p1), "%s/e1", dir);
-	snprintf(pn, sizeof(pn), "%s/n", dir);
+	snprintf(pn, sizeof(pn), "%s/c", dir);
+	/* DIR/c, synced: no change of this handle in it is left to lose
+	 * (the sync may report an earlier restart's loss: EIO, once). */
+	r = ext3d_mkdir(fs, pn, 0777);
+	if (r < 0 && r != -EEXIST)
+		return fprintf(stderr, "mkdir %s: %s\n", pn, strerror(-r)), 2;
+	if (ext3d_sync(fs) < 0 && ext3d_sync(fs) < 0)
+		return fprintf(stderr, "sync failed\n"), 2;
+	snprintf(pn, sizeof(pn), "%s/c/n", dir);
 	if (ext3d_create(fs, p0, O_RDWR | O_CREAT | O_TRUNC, 0644, &e0) < 0 ||
 	    ext3d_create(fs, p1, O_RDWR | O_CREAT | O_TRUNC, 0644, &e1) < 0)
 		return fprintf(stderr, "create in %s failed\n", dir), 2;
@@ -175,6 +186,9 @@ static int xf_eio(ext3d *fs, const char *dir)
 	printf("create-excl %d\n", r);
 	if (r == 0)
 		ext3d_close(en);
+	xf_fill(buf, 0, 0, XF_CHUNK);
+	printf("rewrite-e0 %zd\n", ext3d_pwrite(e0, buf, XF_CHUNK, 0));
+	printf("rewrite-e0-again %zd\n", ext3d_pwrite(e0, buf, XF_CHUNK, 0));
 	printf("fsync-e0 %d\n", ext3d_fsync(e0));
 	printf("fsync-e0-again %d\n", ext3d_fsync(e0));
 	printf("fsync-e1 %d\n", ext3d_fsync(e1));
