@@ -6,7 +6,9 @@
 # (blockdev-svc, journald-svc, alloc-svc, inode-svc) or the client itself.
 # Once the instance is ready again, the round's directory is checked
 # against the client's log: everything an fsync or sync acknowledged is
-# there, nothing half-done is visible. Every 25 rounds and at the end the
+# there, nothing half-done is visible. First, three rounds stop the client
+# between two calls (x3-kwork --stop-at) for an inode-svc kill: its next
+# change that would build on a lost one gets EIO. Every 25 rounds and at the end the
 # instance is shut down and e2fsck -fn must find the image clean. 200 kills
 # in ordered mode by default; EXT3D_LONG=1: 600, the data mode changing
 # every 50 rounds.
@@ -44,6 +46,44 @@ mode=ordered
 up $mode
 t_ok $? "instance ready ($mode)"
 bad=0 fsck_bad=0 fscks=0 sent=0 lost_round=
+
+# Kills between two calls: x3-kwork stops itself after its Nth append
+# (--stop-at), inode-svc is killed, and once the group is back x3-kwork
+# goes on. The restart took the files back to their last commit, and
+# appends that no fsync covered are gone; x3-kwork's next change to such
+# a file or directory must get EIO (libext3d's rule), not build on what
+# is gone: its next append used to land at the file's shorter end
+# ("wrong byte at offset 0"). Each seed:count below met that case; a
+# sync after each takes the restart's EIO, so the next starts clean.
+stop_bad=0 stop_eio=0
+for sn in 4:5 6:12 27:8; do
+	s=${sn%:*} log=$T_TMP/log.s${sn%:*}
+	"$kwork" --instance $n --stop-at="${sn#*:}" run "/s$s" "$log" "$s" >/dev/null 2>&1 &
+	w=$!
+	for _ in $(seq 1000); do
+		st=$(awk '{print $3}' "/proc/$w/stat" 2>/dev/null)
+		[ "$st" = T ] || [ "$st" = Z ] || [ -z "$st" ] && break
+		sleep 0.01
+	done
+	if [ "$st" = T ]; then
+		pid=$(t_svc_pid $n inode-svc)
+		kill -9 "$pid" && sent=$((sent + 1)) && seen_dead inode-svc "$pid"
+		t_instance_wait_ready $n >/dev/null
+	fi
+	kill -CONT $w
+	wait $w
+	# A change after the restart (not an fsync or a sync) got EIO: the
+	# run stopped there instead of appending at a shorter end.
+	awk 'p ~ /^B [ACRUM]( |$)/ && $0 == "E -5" { f = 1 } { p = $0 } END { exit !f }' "$log" &&
+		stop_eio=$((stop_eio + 1))
+	if ! "$kwork" --instance $n check "/s$s" "$log" >"$T_TMP/check.out" 2>&1; then
+		stop_bad=$((stop_bad + 1))
+		t_diag "seed $s, stopped after append ${sn#*:}:"; sed 's/^/#   /' "$T_TMP/check.out" | head -10
+	fi
+	"$T_EXT3D" --instance $n sync >/dev/null 2>&1
+done
+t_is "$stop_bad" 0 "each round killed between two calls checks out"
+t_is "$stop_eio" 3 "in each, a change after the restart that would build on a lost one got EIO"
 targets="blockdev-svc journald-svc alloc-svc inode-svc client"
 for i in $(seq "$kills"); do
 	log=$T_TMP/log.$i

@@ -18,6 +18,8 @@
  *     durable point's line ends in "@SIZE", the log's size when the call
  *     returned: a power cut after that many bytes of the log keeps it
  *     (wpowercut.t drops the later ones before checking a cut).
+ *     With --stop-at=N it stops itself (SIGSTOP) after its Nth append, so
+ *     that a test can kill a service between two calls and continue it.
  *   x3-kwork --instance N check DIR LOG
  *     Replays LOG and checks DIR as ext3d serves it after the kill and
  *     its recovery: every file that an fsync or a sync made durable is
@@ -36,6 +38,7 @@
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -68,6 +71,7 @@ static int x3k_log_fd = -1;
 static const char *x3k_wlog;    /* --wlog: the write log whose size a durable point records */
 static bool x3k_stale_ok;       /* --stale-ok: bytes past the durable size are not compared */
 static const char *x3k_mnt;     /* --mount: run with system calls through this mount point */
+static unsigned x3k_stop_at;    /* --stop-at: stop (SIGSTOP) after this many appends */
 
 __attribute__((format(printf, 1, 2)))
 static void x3k_log(const char *fmt, ...)
@@ -268,6 +272,8 @@ static int x3k_run(ext3d *fs, const char *dir, unsigned seed)
 			if (r == 0) {
 				f->size += len;
 				x3k_log("D A %u %llu", k, (unsigned long long)f->size);
+				if (x3k_stop_at && --x3k_stop_at == 0)
+					raise(SIGSTOP);
 			}
 		} else if (pick < 62 && f->live) {
 			char np[128];
@@ -573,12 +579,14 @@ int main(int argc, char **argv)
 			x3k_stale_ok = true;
 		else if (strncmp(argv[1], "--mount=", 8) == 0)
 			x3k_mnt = argv[1] + 8;
+		else if (strncmp(argv[1], "--stop-at=", 10) == 0)
+			x3k_stop_at = (unsigned)strtoul(argv[1] + 10, NULL, 10);
 		else
 			break;
 	}
 	if (argc < 4 || (strcmp(argv[1], "run") && strcmp(argv[1], "check"))) {
 		fprintf(stderr, "usage: x3-kwork [--instance N] [--wlog=PATH] [--stale-ok] "
-			"[--mount=MNT] run DIR LOG SEED | check DIR LOG\n");
+			"[--mount=MNT] [--stop-at=N] run DIR LOG SEED | check DIR LOG\n");
 		return 2;
 	}
 	/* Through a mount, run needs no session of its own. */
