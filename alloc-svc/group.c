@@ -11,7 +11,7 @@
 #include "byteorder.h"
 #include "internal.h"
 
-static uint16_t al_load16(const cm_le16_t *f)
+uint16_t al_load16(const cm_le16_t *f)
 {
 	return cm_le16(__atomic_load_n(f, __ATOMIC_RELAXED));
 }

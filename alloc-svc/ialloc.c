@@ -229,8 +229,14 @@ int al_free_inode(al_req *q, uint32_t ino, uint32_t mode)
 		r = al_refuse("freeing a free inode", ino);
 	if (r == 0)
 		r = al_gd_add(q, &x, &x.gd->bg_free_inodes_count, 1, x.nbits);
-	if (r == 0 && AL_IS_DIR(mode) &&
-	    (r = al_gd_add(q, &x, &x.gd->bg_used_dirs_count, -1, x.nbits)) < 0)
+	/* A directory count already 0 is the descriptor's damage, not the
+	 * free's: the inode goes free and the count stays 0 (the kernel's
+	 * ext4_free_inode does not check it; refusing would leave the freed
+	 * inode's bit set), and the damage is logged. */
+	if (r == 0 && AL_IS_DIR(mode) && al_load16(&x.gd->bg_used_dirs_count) == 0)
+		(void)al_corrupt(s, x.g, "no directory counted at a directory's free, inode", ino);
+	else if (r == 0 && AL_IS_DIR(mode) &&
+		 (r = al_gd_add(q, &x, &x.gd->bg_used_dirs_count, -1, x.nbits)) < 0)
 		(void)al_gd_add(q, &x, &x.gd->bg_free_inodes_count, -1, x.nbits);
 	if (r == 0)
 		(void)al_release(x.live, NULL, bit);

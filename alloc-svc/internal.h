@@ -136,6 +136,9 @@ int al_group_dirty(al_req *q, al_group *x);
 /* The committed copy of a block bitmap (NULL for inode bitmaps). Called
  * with the group locked. */
 const uint8_t *al_group_committed(al_req *q, al_group *x);
+/* A 16-bit descriptor count as it is now (other groups' writers may store
+ * theirs meanwhile: read whole). */
+uint16_t al_load16(const cm_le16_t *f);
 /* Adds delta to a 16-bit descriptor count, refusing (-EUCLEAN) to go
  * below 0 or above max. Called with the group locked. */
 int al_gd_add(al_req *q, al_group *x, cm_le16_t *field, int delta, uint32_t max);

@@ -456,7 +456,16 @@ static int not_dots(void *ctx, uint32_t ino, uint8_t file_type, const char *name
 
 int ino_dir_is_empty(ino_fs *fs, const ino_inode *dir)
 {
-	int r = ino_dir_iterate(fs, dir, 0, not_dots, NULL);
+	int r;
+
+	/* Too small for "." and "..": its entries are past its size, not gone
+	 * (the kernel's ext4_empty_dir: "invalid size"). */
+	if (dir->size < fs->geom.block_size) {
+		cm_warn("corrupt directory ino=%u: size %llu cannot hold \".\" and \"..\"", dir->ino,
+			(unsigned long long)dir->size);
+		return -EUCLEAN;
+	}
+	r = ino_dir_iterate(fs, dir, 0, not_dots, NULL);
 
 	return r < 0 ? r : r == 0;
 }

@@ -200,9 +200,14 @@ done
 # indirect block a journal block (refusing the truncate left it mapped, for
 # every commit to scribble: its pointers to blocks that are not data
 # blocks are now cut); /h's i_size 0 (a mkdir laid a new block over its
-# entries: now EUCLEAN).
+# entries: now EUCLEAN); group 0's directory count 0 (alloc-svc refused
+# the free of /a's inode after inode-svc had deleted it, leaving its bit
+# set: the count now stays 0 and the inode goes free); /a's i_size 0 (rm -r
+# found it empty and removed it from under /a/b: too small for "." and
+# "..", it is now EUCLEAN).
 for c in 1796530016:47 1796530016:92 1796530016:107 1796530016:32 1796530016:76 \
-	1796530016:106 1796533628:54 1796533628:110 424242:4 424242:58 424242:64; do
+	1796530016:106 1796533628:54 1796533628:110 424242:4 424242:58 424242:64 \
+	1796542304:46 1796542304:64; do
 	check "${c%:*}" "${c#*:}"
 done
 
