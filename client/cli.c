@@ -11,6 +11,7 @@ static const struct cli_cmd {
 	int (*run)(cli_ctx *c, int argc, char **argv);
 	const char *usage;
 } cli_cmds[] = {
+	{"start", cli_start, "start [OPTIONS] IMAGE  run an instance on IMAGE (ext3d start --help)"},
 	{"status", cli_status, "status [--json]   the supervisor, services, locks"},
 	{"kill", cli_kill, "kill SERVICE      SIGKILL a service (for tests)"},
 	{"shutdown", cli_shutdown, "shutdown          stop the instance (compose/down)"},

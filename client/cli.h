@@ -41,6 +41,8 @@ struct ext3d;
 int cli_attach(cli_ctx *c, struct ext3d **fs);
 
 int cli_mount(cli_ctx *c, int argc, char **argv);
+/* cmd_start.c: runs an instance from the installed supervisor. */
+int cli_start(cli_ctx *c, int argc, char **argv);
 int cli_umount(cli_ctx *c, int argc, char **argv);
 /* A stale mount at the mount point RUNDIR/mount names (its daemon died
  * with the supervisor) is unmounted, and the file removed. */

@@ -135,6 +135,10 @@ typedef struct sv_config {
 	enum cm_locking_mode locking;
 	uint32_t watchdog_ms;
 	uint32_t backoff_max_ms;
+	const char *start_mount;      /* --mount: mounted once the group is first ready */
+	const char *start_mount_opts; /* --mount-options: its -o list ("" for none) */
+	bool stop_on_unmount;         /* --stop-on-unmount: an unmount from outside stops
+				       * the instance */
 } sv_config;
 
 typedef struct sv_super {
@@ -159,6 +163,10 @@ typedef struct sv_super {
 	uint32_t errseq;              /* [main thread] the error sequence (errseq.c) */
 	uint32_t errseq_seen;         /* [main thread] its value the last reporting sync saw */
 	pthread_cond_t mcond;         /* signals mreq.done */
+	bool started;                 /* [main thread] the first ready was seen through:
+				       * the start mount made, systemd told */
+	bool stopping;                /* [main thread] sv_run returns: the instance stops */
+	bool failed_start;            /* [main thread] it stops because the start mount failed */
 } sv_super;
 
 /* compose.c */
@@ -242,6 +250,20 @@ void sv_mount_request(sv_super *sv, enum sv_mount_op op, const char *path, const
 int sv_mount_stop(sv_super *sv, char *note, size_t len);
 /* A mount service crashed in a loop: unmount, mark it failed. */
 void sv_mount_give_up(sv_super *sv, sv_service *s, const char *why);
+/* Mounts the instance at path with the -o list opts (the main thread):
+ * 0 once mounted, or -errno with why in detail. */
+int sv_mount_do(sv_super *sv, const char *path, const char *opts, char *detail, size_t len);
+/* A mount service that exited by itself (status) after its mount was
+ * taken away from outside (umount DIR): the mount is forgotten, not
+ * made again, and with --stop-on-unmount the instance stops. True when
+ * that is what happened. */
+bool sv_mount_gone(sv_super *sv, sv_service *s, int status);
+
+/* startup.c: once the group is first ready, the mount --mount asked for
+ * is made and systemd is told the instance is ready (sd_notify; nothing
+ * without a service manager). Returns true when the instance must stop:
+ * the start mount failed, or an unmount stopped it. */
+bool sv_startup_tick(sv_super *sv);
 
 /* rundir.c: claim the run directory (a stale one left by a crash is
  * cleaned; a live instance is refused) and release it. */

@@ -1,6 +1,7 @@
 /* main.c - ext3d-supervisor: flags, claim the run directory, start the
  * group, serve control requests, watch children and heartbeats, run the
- * due restarts and the mount requests until SIGTERM. */
+ * due restarts and the mount requests until SIGTERM (or, with
+ * --stop-on-unmount, until the mount --mount made is taken away). */
 #include <errno.h>
 #include <getopt.h>
 #include <poll.h>
@@ -9,6 +10,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/signalfd.h>
+#include <systemd/sd-daemon.h>
 #include <unistd.h>
 
 #include "internal.h"
@@ -22,6 +24,9 @@ static const struct option sv_options[] = {
 	{"locking", required_argument, NULL, 'l'},
 	{"watchdog", required_argument, NULL, 'w'},
 	{"restart-delay-max", required_argument, NULL, 'd'},
+	{"mount", required_argument, NULL, 'm'},
+	{"mount-options", required_argument, NULL, 'o'},
+	{"stop-on-unmount", no_argument, NULL, 'u'},
 	{0},
 };
 
@@ -100,10 +105,17 @@ static int sv_parse(sv_super *sv, int argc, char **argv)
 		else if (opt == 'd' && sv_parse_ms(optarg, SV_BACKOFF_MIN_MS,
 						   &sv->cfg.backoff_max_ms) == 0)
 			continue;
+		else if (opt == 'm' && optarg[0] == '/')
+			sv->cfg.start_mount = optarg;
+		else if (opt == 'o')
+			sv->cfg.start_mount_opts = optarg;
+		else if (opt == 'u')
+			sv->cfg.stop_on_unmount = true;
 		else
 			return -EINVAL;
 	}
-	if (!sv->cfg.compose || sv->cfg.arena_size < (16ULL << 20))
+	if (!sv->cfg.compose || sv->cfg.arena_size < (16ULL << 20) || optind != argc ||
+	    (sv->cfg.start_mount_opts && !sv->cfg.start_mount))
 		return -EINVAL;
 	if (cm_instance_name(instance, sv->cfg.instance, sizeof(sv->cfg.instance)) < 0)
 		return cm_log_errno(-EINVAL, "bad instance name");
@@ -128,6 +140,8 @@ static void sv_run(sv_super *sv)
 		sv_group_check_dead_owners(sv);
 		sv_watchdog(sv);
 		wait_ms = sv_tick(sv);
+		if (sv_startup_tick(sv))
+			return;
 		if (wait_ms < 0 || wait_ms > 50)
 			wait_ms = 50;
 	}
@@ -145,7 +159,8 @@ int main(int argc, char **argv)
 	if (sv_parse(&sv, argc, argv) < 0) {
 		cm_err("usage: ext3d-supervisor --compose FILE [--instance NAME] "
 		       "[--set KEY=VALUE]... [--arena-size MiB] [--locking fine|big] "
-		       "[--watchdog MS] [--restart-delay-max MS]");
+		       "[--watchdog MS] [--restart-delay-max MS] [--mount DIR "
+		       "[--mount-options LIST]] [--stop-on-unmount]");
 		return EXIT_FAILURE;
 	}
 	sigemptyset(&mask);
@@ -164,9 +179,10 @@ int main(int argc, char **argv)
 	if (r == 0)
 		sv_run(&sv);
 	cm_info("stopping instance %s", sv.cfg.instance);
+	(void)sd_notify(0, "STOPPING=1");
 	sv_group_stop(&sv);
 	sv_control_stop(&sv);
 	sv_rundir_release(&sv);
 	cm_arena_free(sv.arena);
-	return r < 0 ? EXIT_FAILURE : EXIT_SUCCESS;
+	return r < 0 || sv.failed_start ? EXIT_FAILURE : EXIT_SUCCESS;
 }

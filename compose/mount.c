@@ -218,6 +218,32 @@ void sv_mount_give_up(sv_super *sv, sv_service *s, const char *why)
 	pthread_mutex_unlock(&sv->mtx);
 }
 
+bool sv_mount_gone(sv_super *sv, sv_service *s, int status)
+{
+	char path[CM_PATH_MAX];
+
+	pthread_mutex_lock(&sv->mtx);
+	snprintf(path, sizeof(path), "%s", sv->mount);
+	pthread_mutex_unlock(&sv->mtx);
+	/* Killed, failed, or its mount still there: a death to restart it after. */
+	if (!path[0] || !WIFEXITED(status) || WEXITSTATUS(status) != 0 || sv_mounted(path, NULL))
+		return false;
+	pthread_mutex_lock(&sv->mtx);
+	sv_mount_clear(sv);
+	snprintf(s->why, sizeof(s->why), "exited after its unmount from outside");
+	pthread_mutex_unlock(&sv->mtx);
+	sv_mount_file(sv, NULL);
+	s->mount.id = 0;
+	s->restart_at = 0;
+	cm_info("%s was unmounted from outside; %s exited", path, s->name);
+	if (sv->cfg.stop_on_unmount) {
+		cm_info("stopping instance %s: it lives as long as its mount (--stop-on-unmount)",
+			sv->cfg.instance);
+		sv->stopping = true;
+	}
+	return true;
+}
+
 /* An -o list: option words (letters, digits and _=.:/+-) between commas,
  * nothing the front end could take for another argument. */
 static bool sv_mount_opts_ok(const char *opts)
@@ -231,8 +257,7 @@ static bool sv_mount_opts_ok(const char *opts)
 	return true;
 }
 
-static int sv_mount_do(sv_super *sv, const char *path, const char *opts, char *detail,
-		       size_t len)
+int sv_mount_do(sv_super *sv, const char *path, const char *opts, char *detail, size_t len)
 {
 	sv_service *s = sv_mount_svc(sv);
 	int status = 0, r;

@@ -149,7 +149,7 @@ void sv_service_died(sv_super *sv, sv_service *s, int status, bool hung, bool in
 	cm_warn("%s (pid %d) %s%s", s->name, (int)pid, what, during);
 	if (sv->state == SV_STOPPING || sv->state == SV_FAILED)
 		return;
-	if (s->mount_svc && !sv->mount[0]) /* unmounted on purpose */
+	if (s->mount_svc && (!sv->mount[0] || sv_mount_gone(sv, s, status))) /* unmounted on purpose */
 		return;
 	if (own && now - s->started_ns < SV_CRASH_WINDOW_MS * 1000000ULL)
 		s->crashes++;

@@ -112,16 +112,40 @@ static int xf_attach(const xf_config *cfg, ext3d **ret)
 	return r;
 }
 
+/* fsname=SOURCE for libfuse's option list: its commas and backslashes
+ * escaped, as fuse_opt_parse reads them. */
+static int xf_fsname(const xf_config *cfg, const char *name, char *out, size_t len)
+{
+	size_t n = 0;
+
+	if (!cfg->source) {
+		int k = snprintf(out, len, "fsname=ext3d:%s", name);
+		return k < 0 || (size_t)k >= len ? -E2BIG : 0;
+	}
+	n = (size_t)snprintf(out, len, "fsname=");
+	for (const char *p = cfg->source; *p; p++) {
+		if (n + 3 >= len)
+			return -E2BIG;
+		if (*p == ',' || *p == '\\')
+			out[n++] = '\\';
+		out[n++] = *p;
+	}
+	out[n] = '\0';
+	return 0;
+}
+
 /* libfuse's arguments: the mount's options, ours first. */
 static int xf_fuse_args(const xf_config *cfg, struct fuse_args *args)
 {
 	const char *name = cfg->instance ? cfg->instance : getenv("EXT3D_INSTANCE");
-	char opts[1400];
+	char opts[2048], fsname[1024];
 	int n;
 
-	n = snprintf(opts, sizeof(opts), "fsname=ext3d:%s,subtype=ext3d,default_permissions%s%s%s",
-		     name && *name ? name : "default", geteuid() == 0 ? ",allow_other" : "",
-		     cfg->fuse_opts[0] ? "," : "", cfg->fuse_opts);
+	if (xf_fsname(cfg, name && *name ? name : "default", fsname, sizeof(fsname)) < 0)
+		return -E2BIG;
+	n = snprintf(opts, sizeof(opts), "%s,subtype=ext3d,default_permissions%s%s%s", fsname,
+		     geteuid() == 0 ? ",allow_other" : "", cfg->fuse_opts[0] ? "," : "",
+		     cfg->fuse_opts);
 	if (n < 0 || (size_t)n >= sizeof(opts))
 		return -E2BIG;
 	if (fuse_opt_add_arg(args, "ext3d-fuse") < 0 || fuse_opt_add_arg(args, "-o") < 0 ||

@@ -1,4 +1,5 @@
-/* opts.c - ext3d-fuse's command line: --instance NAME, --clean-stale,
+/* opts.c - ext3d-fuse's command line: --instance NAME, --source NAME,
+ * --clean-stale,
  * -f, -d, -o with
  * the daemon's own options (writeback_cache, attr_timeout=S,
  * entry_timeout=S) taken out and the others (ro, fsname=..., max_read=...)
@@ -17,6 +18,8 @@ static void xf_usage(FILE *f)
 	fprintf(f, "usage: ext3d-fuse [--instance NAME] [--clean-stale] [-o opt,...] [-f] [-d] "
 		   "MOUNTPOINT\n"
 		   "  --instance NAME     the ext3d instance to mount ($EXT3D_INSTANCE, default)\n"
+		   "  --source NAME       the mount's source in /proc/mounts (the image;\n"
+		   "                      default ext3d:INSTANCE)\n"
 		   "  --clean-stale       unmount a stale FUSE mount left there by a dead daemon\n"
 		   "  -f                  stay in the foreground\n"
 		   "  -d                  print FUSE's requests (implies -f)\n"
@@ -92,6 +95,8 @@ int xf_opts_parse(int argc, char **argv, xf_config *cfg)
 			cfg->instance = argv[++i];
 		} else if (strncmp(a, "--instance=", 11) == 0) {
 			cfg->instance = a + 11;
+		} else if (strcmp(a, "--source") == 0 && i + 1 < argc) {
+			cfg->source = argv[++i];
 		} else if (strcmp(a, "-o") == 0 && i + 1 < argc) {
 			if (xf_opt_list(cfg, argv[++i]) < 0)
 				return -EINVAL;

@@ -26,6 +26,7 @@
 
 typedef struct xf_config {
 	const char *instance;       /* NULL: $EXT3D_INSTANCE or "default" */
+	const char *source;         /* the mount's source (fsname); NULL: ext3d:INSTANCE */
 	const char *mountpoint;
 	bool foreground;            /* -f: stay in the foreground */
 	bool debug;                 /* -d: FUSE's debug output (implies -f) */
