@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "cli.h"
+#include "progress.h"
 
 static const struct cli_cmd {
 	const char *name;
@@ -39,6 +40,7 @@ static const struct cli_cmd {
 
 int cli_fail(const char *what, int err)
 {
+	cli_progress_erase();
 	fprintf(stderr, "ext3d: %s: %s\n", what, strerror(err < 0 ? -err : err));
 	return 1;
 }

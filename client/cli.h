@@ -51,7 +51,8 @@ void cli_clean_mount(const char *rundir);
  * supervisor's reason when it gave one). */
 int cli_call(cli_ctx *c, Ext3d__Request *req, Ext3d__Reply **ret, int timeout_ms);
 
-/* Prints "ext3d: what: strerror" and returns 1. */
+/* Prints "ext3d: what: strerror" (a progress line erased first) and
+ * returns 1. */
 int cli_fail(const char *what, int err);
 
 #endif

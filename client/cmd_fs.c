@@ -2,7 +2,8 @@
  * ls shows names starting with '.' only with -a, as ls(1).
  * ls -R lists each directory once, by inode number, as GNU ls notices a
  * directory it has already listed: a corrupt image whose entry points back
- * at an ancestor is reported (exit status 2) instead of recursing forever. */
+ * at an ancestor is reported (exit status 2) instead of recursing forever.
+ * get shows its progress on a terminal (progress.h); cat does not. */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
@@ -21,6 +22,7 @@
 #include "cli.h"
 #include "ext3d.h"
 #include "io.h"
+#include "progress.h"
 
 #define CLI_IO_CHUNK (1u << 20)
 
@@ -222,23 +224,29 @@ int cli_stat(cli_ctx *c, int argc, char **argv)
 	return 0;
 }
 
-/* Copies the file at path to fd. */
-static int cli_copy_out(ext3d *fs, const char *path, int fd)
+/* Copies the file at path to fd, with a progress line when progress. */
+static int cli_copy_out(ext3d *fs, const char *path, int fd, bool progress)
 {
 	char *buf = malloc(CLI_IO_CHUNK);
 	ext3d_file *f = NULL;
+	ext3d_attr a;
 	ssize_t n;
 	int r;
 
 	if (!buf)
 		return -ENOMEM;
 	r = ext3d_open(fs, path, O_RDONLY, &f);
+	if (r == 0 && progress)
+		cli_progress_begin(path, true, ext3d_fstat(f, &a) == 0 ? a.size : 0);
 	while (r == 0 && (n = ext3d_read(f, buf, CLI_IO_CHUNK)) != 0) {
 		if (n < 0)
 			r = (int)n;
 		else
 			r = cm_write_full(fd, buf, (size_t)n);
+		if (r == 0)
+			cli_progress_add((uint64_t)n);
 	}
+	cli_progress_end();
 	if (f)
 		ext3d_close(f);
 	free(buf);
@@ -255,7 +263,7 @@ int cli_cat(cli_ctx *c, int argc, char **argv)
 	if (cli_attach(c, &fs))
 		return 1;
 	for (int i = 1; i < argc; i++) {
-		int r = cli_copy_out(fs, argv[i], STDOUT_FILENO);
+		int r = cli_copy_out(fs, argv[i], STDOUT_FILENO, false);
 		if (r < 0)
 			status = cli_fail(argv[i], r);
 	}
@@ -273,7 +281,7 @@ int cli_get(cli_ctx *c, int argc, char **argv)
 	if (cli_attach(c, &fs))
 		return 1;
 	fd = open(argv[2], O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-	r = fd < 0 ? -errno : cli_copy_out(fs, argv[1], fd);
+	r = fd < 0 ? -errno : cli_copy_out(fs, argv[1], fd, true);
 	if (fd >= 0 && close(fd) < 0 && r == 0)
 		r = -errno;
 	ext3d_detach(fs);

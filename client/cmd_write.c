@@ -3,7 +3,8 @@
  * namesake. A failure prints "ext3d: PATH: strerror" naming the path it
  * is about (rm -r names the entry inside the tree that failed; mv and ln
  * name the source when it is the source that is missing) and the command
- * goes on with its other arguments, exiting 1. */
+ * goes on with its other arguments, exiting 1. put and rm -r show their
+ * progress on a terminal (progress.h). */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
@@ -20,6 +21,7 @@
 
 #include "cli.h"
 #include "ext3d.h"
+#include "progress.h"
 
 #define CLI_PUT_CHUNK (1u << 20)
 #define CLI_PATH_MAX 4096
@@ -69,8 +71,9 @@ static int cli_target(ext3d *fs, const char *src, const char *dst, char *out, si
 	return 0;
 }
 
-/* Copies the local file at fd into a file at path (made or truncated). */
-static int cli_copy_in(ext3d *fs, int fd, uint32_t mode, const char *path)
+/* Copies the local file at fd, of total bytes (0 when unknown), into a
+ * file at path (made or truncated). */
+static int cli_copy_in(ext3d *fs, int fd, uint32_t mode, uint64_t total, const char *path)
 {
 	char *buf = malloc(CLI_PUT_CHUNK);
 	ext3d_file *f = NULL;
@@ -79,6 +82,8 @@ static int cli_copy_in(ext3d *fs, int fd, uint32_t mode, const char *path)
 	if (!buf)
 		return -ENOMEM;
 	r = ext3d_create(fs, path, O_WRONLY | O_TRUNC, mode, &f);
+	if (r == 0)
+		cli_progress_begin(path, true, total);
 	while (r == 0) {
 		ssize_t n = read(fd, buf, CLI_PUT_CHUNK);
 		if (n < 0 && errno == EINTR)
@@ -96,7 +101,10 @@ static int cli_copy_in(ext3d *fs, int fd, uint32_t mode, const char *path)
 			else
 				done += w;
 		}
+		if (r == 0)
+			cli_progress_add((uint64_t)n);
 	}
+	cli_progress_end();
 	if (f)
 		ext3d_close(f);
 	free(buf);
@@ -126,7 +134,8 @@ int cli_put(cli_ctx *c, int argc, char **argv)
 	}
 	r = cli_target(fs, argv[1], argv[2], dst, sizeof(dst));
 	if (r == 0)
-		r = cli_copy_in(fs, fd, st.st_mode & 07777, dst);
+		r = cli_copy_in(fs, fd, st.st_mode & 07777,
+				S_ISREG(st.st_mode) ? (uint64_t)st.st_size : 0, dst);
 	close(fd);
 	ext3d_detach(fs);
 	return r < 0 ? cli_fail(dst, r) : 0;
@@ -194,7 +203,10 @@ static int cli_rm_tree(ext3d *fs, const char *path)
 		return cli_fail(path, r);
 	if (!S_ISDIR(a.mode)) {
 		r = ext3d_unlink(fs, path);
-		return r < 0 ? cli_fail(path, r) : 0;
+		if (r < 0)
+			return cli_fail(path, r);
+		cli_progress_add(1);
+		return 0;
 	}
 	r = ext3d_opendir(fs, path, &d);
 	if (r < 0)
@@ -225,8 +237,13 @@ static int cli_rm_tree(ext3d *fs, const char *path)
 		free(names[i]);
 	}
 	free(names);
-	if (status == 0 && (r = ext3d_rmdir(fs, path)) < 0)
-		status = cli_fail(path, r);
+	if (status == 0) {
+		r = ext3d_rmdir(fs, path);
+		if (r < 0)
+			status = cli_fail(path, r);
+		else
+			cli_progress_add(1);
+	}
 	return status;
 }
 
@@ -240,6 +257,8 @@ int cli_rm(cli_ctx *c, int argc, char **argv)
 		return cli_fail("usage: rm [-r] PATH...", -EINVAL);
 	if (cli_attach(c, &fs))
 		return 1;
+	if (opt & CLI_OPT('r'))
+		cli_progress_begin("rm -r", false, 0);
 	for (; i < argc; i++) {
 		if (opt & CLI_OPT('r')) {
 			status |= cli_rm_tree(fs, argv[i]);
@@ -249,6 +268,7 @@ int cli_rm(cli_ctx *c, int argc, char **argv)
 		if (r < 0)
 			status = cli_fail(argv[i], r);
 	}
+	cli_progress_end();
 	ext3d_detach(fs);
 	return status;
 }
