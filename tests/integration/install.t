@@ -71,7 +71,7 @@ readelf -d "$T_TMP/outside/dyn" | grep -q 'NEEDED.*\[libext3d.so.0\]'
 t_ok $? "the shared build needs libext3d.so.0, by its soname"
 
 # ext3d start from the installed tree, mounted; the outside program writes.
-mke2fs -q -F -t ext3 "$img" 64M
+mke2fs -q -F -t ext3 "$img" 64M >/dev/null
 "$p/bin/ext3d" --instance t-inst start --log "$T_TMP/start.log" --mount "$mnt" "$img" \
 	>"$T_TMP/start.out" 2>&1
 t_ok $? "installed ext3d start --mount runs an instance from libexec/ext3d"
