@@ -6,6 +6,7 @@
 #include <errno.h>
 #include <sched.h>
 #include <stdatomic.h>
+#include <stdlib.h>
 #include <unistd.h>
 
 uint64_t cm_wait_spin_ns(void)
@@ -14,8 +15,14 @@ uint64_t cm_wait_spin_ns(void)
 	int64_t v = atomic_load_explicit(&spin_ns, memory_order_relaxed);
 
 	if (v < 0) {
+		const char *env = getenv("EXT3D_WAIT_SPIN_NS");
 		long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
-		v = ncpu > 1 ? CM_WAIT_SPIN_NS : 0;
+
+		v = ncpu >= CM_WAIT_SPIN_MIN_CPUS ? CM_WAIT_SPIN_NS : 0;
+		if (env && *env)
+			v = strtoll(env, NULL, 10) > 0 ? (int64_t)strtoll(env, NULL, 10) : 0;
+		if (v > CM_WAIT_SPIN_MAX_NS)
+			v = CM_WAIT_SPIN_MAX_NS;
 		atomic_store_explicit(&spin_ns, v, memory_order_relaxed);
 	}
 	return (uint64_t)v;
