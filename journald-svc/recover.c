@@ -94,7 +94,7 @@ int jds_replay(jd_svc *s)
 		return cm_log_errno(r, "no arena space for an I/O buffer");
 	if (r < 0)
 		return cm_log_errno(r, "blockdev-svc: %m");
-	r = jd_recover(&s->dev, 0, &info, why, sizeof(why));
+	r = jd_recover(&s->dev, 0, NULL, &info, why, sizeof(why));
 	if (r < 0)
 		return cm_log_errno(r, "journal recovery failed: %s", why);
 	if (!info.has_journal)
