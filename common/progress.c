@@ -15,12 +15,13 @@
 
 #define CM_PROGRESS_MS 150
 #define CM_PROGRESS_LINE 512
+#define CM_PROGRESS_STAGE 32
 
 static struct {
 	bool on, due;
-	const char *what;
+	const char *what;  /* NULL: not begun, or ended */
 	const char *unit;  /* NULL: bytes */
-	const char *stage; /* NULL: none */
+	char stage[CM_PROGRESS_STAGE]; /* empty: none */
 	uint64_t done, total;
 	int64_t start_ns, drawn_ns;
 	size_t cols;  /* the terminal's width */
@@ -112,7 +113,7 @@ static void cm_progress_bytes(int64_t now, char *out, size_t cap)
 /* The figures after the name, the stage first. */
 static void cm_progress_figures(int64_t now, char *out, size_t cap)
 {
-	int n = cm_pg.stage ? snprintf(out, cap, "%s ", cm_pg.stage) : 0;
+	int n = cm_pg.stage[0] ? snprintf(out, cap, "%s ", cm_pg.stage) : 0;
 
 	if (cm_pg.unit)
 		cm_progress_count(out + n, cap - (size_t)n);
@@ -153,12 +154,12 @@ static void cm_progress_draw(bool final)
 
 void cm_progress_begin(const char *what, const char *unit, uint64_t total)
 {
+	cm_pg.what = what;
 	cm_pg.on = cm_progress_wanted();
 	if (!cm_pg.on)
 		return;
-	cm_pg.what = what;
 	cm_pg.unit = unit;
-	cm_pg.stage = NULL;
+	cm_pg.stage[0] = '\0';
 	cm_pg.total = total;
 	cm_pg.done = 0;
 	cm_pg.width = 0;
@@ -171,7 +172,7 @@ void cm_progress_stage(const char *stage, uint64_t total)
 {
 	if (!cm_pg.on)
 		return;
-	cm_pg.stage = stage;
+	snprintf(cm_pg.stage, sizeof(cm_pg.stage), "%s", stage);
 	cm_pg.total = total;
 	cm_pg.done = 0;
 	cm_progress_draw(false);
@@ -192,6 +193,16 @@ void cm_progress_add(uint64_t n)
 	cm_progress_set(cm_pg.done + n, cm_pg.total);
 }
 
+void cm_progress_report(const char *what, const char *unit, const char *stage, uint64_t done,
+			uint64_t total)
+{
+	if (!cm_pg.what)
+		cm_progress_begin(what, unit, 0);
+	if (cm_pg.on && strncmp(cm_pg.stage, stage, sizeof(cm_pg.stage) - 1) != 0)
+		cm_progress_stage(stage, total);
+	cm_progress_set(done, total);
+}
+
 void cm_progress_erase(void)
 {
 	char blank[CM_PROGRESS_LINE + 2];
@@ -210,8 +221,8 @@ void cm_progress_erase(void)
 
 void cm_progress_end(void)
 {
-	if (!cm_pg.on)
-		return;
-	cm_progress_draw(true);
+	if (cm_pg.on)
+		cm_progress_draw(true);
 	cm_pg.on = false;
+	cm_pg.what = NULL;
 }

@@ -17,13 +17,18 @@
 void cm_progress_begin(const char *what, const char *unit, uint64_t total);
 /* A new stage of the same work on the same line, named before the figures
  * ("recovering: replay 12/40 blocks  30%"): the count back to 0 of total;
- * drawn at once. stage is kept, not copied. */
+ * drawn at once. */
 void cm_progress_stage(const char *stage, uint64_t total);
 /* n more done; redrawn at most every CM_PROGRESS_MS. */
 void cm_progress_add(uint64_t n);
 /* done so far of total (0 when unknown), for work that reports absolute
  * counts; redrawn as by cm_progress_add. */
 void cm_progress_set(uint64_t done, uint64_t total);
+/* For work that reports its stage and counts as it goes (journal
+ * recovery): begins the line at the first call, so that work with nothing
+ * to report draws none; a new stage when stage differs from the last. */
+void cm_progress_report(const char *what, const char *unit, const char *stage, uint64_t done,
+			uint64_t total);
 /* Clears the line so that another message starts at column 0; the next
  * cm_progress_add draws it again. */
 void cm_progress_erase(void);

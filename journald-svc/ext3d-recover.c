@@ -19,23 +19,9 @@
 #include "progress.h"
 #include "recovery.h"
 
-/* The pass on the progress line; -1 before the first report, so that a
- * journal with nothing to replay draws no line. */
-typedef struct rec_line {
-	int pass;
-} rec_line;
-
 static void rec_progress(void *ctx, enum jd_pass pass, uint64_t done, uint64_t total)
 {
-	rec_line *l = ctx;
-
-	if (l->pass < 0)
-		cm_progress_begin("recovering", "blocks", 0);
-	if (l->pass != (int)pass) {
-		l->pass = (int)pass;
-		cm_progress_stage(jd_pass_name(pass), total);
-	}
-	cm_progress_set(done, total);
+	cm_progress_report("recovering", "blocks", jd_pass_name(pass), done, total);
 }
 
 static void report(const char *img, const jd_recovery *info, int dry)
@@ -69,8 +55,7 @@ static void report(const char *img, const jd_recovery *info, int dry)
 
 int main(int argc, char **argv)
 {
-	rec_line line = {.pass = -1};
-	jd_progress progress = {.fn = rec_progress, .ctx = &line};
+	jd_progress progress = {.fn = rec_progress};
 	jd_recovery info;
 	char why[256] = "";
 	jd_dev dev;

@@ -6,10 +6,14 @@
 # ending at "recovering: replay 5100/5100 blocks  100%" (-n: at the scan);
 # with stderr a file it prints what it printed before and nothing more;
 # EXT3D_PROGRESS=1 turns the line on without a terminal, EXT3D_PROGRESS=0
-# off on one; a clean journal draws no line. e2fsck -fn finds the replayed
-# image clean.
+# off on one; a clean journal draws no line. An instance started on a copy
+# (journald-svc replays it) shows in ext3d status, text and --json, what
+# its replay came to: 5100 log blocks replayed, 5000 blocks written; an
+# instance whose journal needed no replay shows none. e2fsck -fn finds the
+# replayed images clean.
 set -u
 . "$(dirname "$0")/../lib/tap.sh"
+. "$T_TOP/tests/lib/instance.sh"
 
 PATH=$PATH:/sbin:/usr/sbin
 export LC_ALL=C
@@ -44,7 +48,7 @@ journaled "$img"
 t_ok $? "an image whose journal holds 50 transactions of 100 blocks"
 dumpe2fs -h "$img" 2>/dev/null | grep -q '^Filesystem features:.*needs_recovery'
 t_ok $? "the image needs recovery"
-for c in file tty dry on off; do cp "$img" "$img.$c"; done
+for c in file tty dry on off svc; do cp "$img" "$img.$c"; done
 
 # (1) stderr a file: the report on stdout as before, nothing on stderr.
 "$REC" "$img.file" >"$T_TMP/out" 2>"$T_TMP/err"
@@ -82,7 +86,32 @@ t_is "$(grep -c recovering "$T_TMP/off.raw")" 0 "EXT3D_PROGRESS=0: no line on a 
 t_on_tty "$T_TMP/clean" "$REC $img.tty"
 t_is "$(grep -c recovering "$T_TMP/clean.raw")" 0 "a clean journal draws no line on a terminal"
 
-for c in file tty on; do
+# (5) journald-svc's replay at start, as status shows it after.
+n=t-recprogress
+if [ "$(id -u)" -ne 0 ]; then
+	t_skip "needs root" "status shows journald-svc's replay"
+else
+	t_instance_start $n "$T_TOP/compose/ext3d.compose" --set "IMAGE=$img.svc" --set BLOCKDEV_ARGS=
+	t_ok $? "an instance starts on a copy, journald-svc replaying its journal"
+	"$T_EXT3D" --instance $n status >"$T_TMP/status" 2>&1
+	grep -qx 'recovered: 5100 log blocks replayed, 5000 blocks written' "$T_TMP/status"
+	t_check $? "status says 'recovered: 5100 log blocks replayed, 5000 blocks written'" "$T_TMP/status"
+	t_status $n >"$T_TMP/status.json" 2>&1
+	grep -q '"recovery":{"pass":"done","done":5100,"total":5100,"blocks_written":5000}' "$T_TMP/status.json"
+	t_check $? "status --json: the recovery record, done" "$T_TMP/status.json"
+	t_instance_stop $n
+	# Started again, on the image now clean: no replay, no record.
+	t_instance_start $n "$T_TOP/compose/ext3d.compose" --set "IMAGE=$img.svc" --set BLOCKDEV_ARGS=
+	t_ok $? "the instance starts again on the replayed image"
+	t_status $n >"$T_TMP/status.json" 2>&1
+	grep -q '"recovery":null' "$T_TMP/status.json"
+	t_check $? "status --json: no recovery record when the journal needed no replay" "$T_TMP/status.json"
+	"$T_EXT3D" --instance $n status >"$T_TMP/status" 2>&1
+	t_is "$(grep -c '^recover' "$T_TMP/status")" 0 "status text: no recovery line either"
+	t_instance_stop $n
+fi
+
+for c in file tty on svc; do
 	e2fsck -fn "$img.$c" >"$T_TMP/fsck" 2>&1
 	t_check $? "e2fsck -fn: the image replayed ($c) is clean" "$T_TMP/fsck"
 done
