@@ -40,7 +40,7 @@ static const struct cli_cmd {
 
 int cli_fail(const char *what, int err)
 {
-	cli_progress_erase();
+	cm_progress_erase();
 	fprintf(stderr, "ext3d: %s: %s\n", what, strerror(err < 0 ? -err : err));
 	return 1;
 }

@@ -237,16 +237,16 @@ static int cli_copy_out(ext3d *fs, const char *path, int fd, bool progress)
 		return -ENOMEM;
 	r = ext3d_open(fs, path, O_RDONLY, &f);
 	if (r == 0 && progress)
-		cli_progress_begin(path, true, ext3d_fstat(f, &a) == 0 ? a.size : 0);
+		cm_progress_begin(path, NULL, ext3d_fstat(f, &a) == 0 ? a.size : 0);
 	while (r == 0 && (n = ext3d_read(f, buf, CLI_IO_CHUNK)) != 0) {
 		if (n < 0)
 			r = (int)n;
 		else
 			r = cm_write_full(fd, buf, (size_t)n);
 		if (r == 0)
-			cli_progress_add((uint64_t)n);
+			cm_progress_add((uint64_t)n);
 	}
-	cli_progress_end();
+	cm_progress_end();
 	if (f)
 		ext3d_close(f);
 	free(buf);

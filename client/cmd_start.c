@@ -8,7 +8,9 @@
  * With --foreground the supervisor takes this process's place, its log on
  * stderr: a systemd unit of Type=notify runs it so, and hears when it is
  * ready. --stop-on-unmount ties the instance to its mount: umount DIR
- * stops it (the mount.fuse.ext3d helper asks for this). */
+ * stops it (the mount.fuse.ext3d helper asks for this). While it waits, a
+ * journal replay shows on a terminal as ext3d-recover shows it
+ * (progress.h), from what status says of journald-svc's. */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
@@ -24,6 +26,7 @@
 
 #include "cli.h"
 #include "mountpt.h"
+#include "progress.h"
 #include "rpc.h"
 
 #define ST_WAIT_MS 60000   /* a start, a recovery and a mount together */
@@ -208,6 +211,15 @@ static void st_log_errors(const char *log, off_t from)
 	fclose(f);
 }
 
+/* The replay's progress line; a replay over before the first look shows
+ * at its end, the last pass done. */
+static void st_recovery_line(const Ext3d__RecoveryStatus *rs)
+{
+	bool done = strcmp(rs->pass, "done") == 0;
+
+	cm_progress_report("recovering", "blocks", done ? "replay" : rs->pass, rs->done, rs->total);
+}
+
 /* 0 when the instance is ready (and mounted where asked), 1 while it is
  * not yet, or -1 after printing why it never will be. */
 static int st_probe(cli_ctx *c, const st_opts *o)
@@ -223,7 +235,10 @@ static int st_probe(cli_ctx *c, const st_opts *o)
 	if (rpc_call(c->url, &req, &reply, 1000) < 0)
 		return 1;
 	st = reply->body_case == EXT3D__REPLY__BODY_STATUS_REPLY ? reply->status_reply : NULL;
+	if (st && st->recovery)
+		st_recovery_line(st->recovery);
 	if (st && strcmp(st->state, "failed") == 0) {
+		cm_progress_end();
 		fprintf(stderr, "ext3d: instance %s failed: %s\n", c->instance, st->reason);
 		r = -1;
 	} else if (st && strcmp(st->state, "ready") == 0) {
@@ -283,6 +298,7 @@ static int st_background(cli_ctx *c, const st_opts *o, char **av)
 	close(fd);
 	for (int waited = 0; waited < ST_WAIT_MS * 1000; waited += ST_POLL_US) {
 		if (waitpid(pid, &status, WNOHANG) == pid) {
+			cm_progress_end();
 			fprintf(stderr, "ext3d: instance %s did not start (%s %d); from %s:\n",
 				c->instance, WIFEXITED(status) ? "exit status" : "signal",
 				WIFEXITED(status) ? WEXITSTATUS(status) : WTERMSIG(status), log);
@@ -291,6 +307,7 @@ static int st_background(cli_ctx *c, const st_opts *o, char **av)
 		}
 		r = st_probe(c, o);
 		if (r == 0) {
+			cm_progress_end();
 			printf("ext3d: instance %s is up: %s (supervisor pid %d, log %s)%s%s\n",
 			       c->instance, o->image, (int)pid, log, o->mount[0] ? ", mounted at " : "",
 			       o->mount);
@@ -300,6 +317,7 @@ static int st_background(cli_ctx *c, const st_opts *o, char **av)
 			break;
 		usleep(ST_POLL_US);
 	}
+	cm_progress_end();
 	if (r > 0)
 		fprintf(stderr, "ext3d: instance %s was not ready in %d s; stopping it\n",
 			c->instance, ST_WAIT_MS / 1000);

@@ -63,13 +63,31 @@ static double per_commit(uint64_t n, uint64_t commits)
 	return commits ? (double)n / (double)commits : 0.0;
 }
 
+/* Starts the optional section name: ,"name": then null when it is absent;
+ * whether it is present, its body to follow. */
+static bool json_section(const char *name, const void *present)
+{
+	printf(",\"%s\":", name);
+	if (!present)
+		printf("null");
+	return present != NULL;
+}
+
+static void recovery_json(const Ext3d__RecoveryStatus *r)
+{
+	if (!json_section("recovery", r))
+		return;
+	printf("{\"pass\":");
+	json_str(r->pass);
+	printf(",\"done\":%llu,\"total\":%llu,\"blocks_written\":%llu}",
+	       (unsigned long long)r->done, (unsigned long long)r->total,
+	       (unsigned long long)r->blocks_written);
+}
+
 static void journal_json(const Ext3d__JournalStatus *j)
 {
-	printf(",\"journal\":");
-	if (!j) {
-		printf("null");
+	if (!json_section("journal", j))
 		return;
-	}
 	printf("{\"data_mode\":");
 	json_str(j->data_mode);
 	printf(",\"commit_interval_ms\":%u,\"block_size\":%u,\"aborted\":%s,"
@@ -149,6 +167,7 @@ static void status_json(const Ext3d__StatusReply *st)
 	       st->read_only ? "true" : "false");
 	json_str(st->fs_error ? st->fs_error : "");
 	putchar('}');
+	recovery_json(st->recovery);
 	journal_json(st->journal);
 	printf("}\n");
 }
@@ -203,6 +222,22 @@ static void journal_text(const Ext3d__JournalStatus *j)
 	lock_text((const Ext3d__LockStatus *const *)j->locks, j->n_locks);
 }
 
+/* As ext3d-recover's progress line while journald-svc replays, then what
+ * the replay came to. */
+static void recovery_text(const Ext3d__RecoveryStatus *r)
+{
+	if (!r)
+		return;
+	if (strcmp(r->pass, "done") == 0)
+		printf("recovered: %llu log blocks replayed, %llu blocks written\n",
+		       (unsigned long long)r->done, (unsigned long long)r->blocks_written);
+	else if (r->total)
+		printf("recovering: %s %llu/%llu blocks\n", r->pass, (unsigned long long)r->done,
+		       (unsigned long long)r->total);
+	else
+		printf("recovering: %s %llu blocks\n", r->pass, (unsigned long long)r->done);
+}
+
 static void status_text(const Ext3d__StatusReply *st)
 {
 	printf("instance %s: %s (supervisor pid %d, generation %llu, locking %s, "
@@ -215,6 +250,7 @@ static void status_text(const Ext3d__StatusReply *st)
 		       st->fs_errors == 1 ? "" : "s",
 		       st->read_only ? ", READ-ONLY (errors=remount-ro): writes get EROFS" : "",
 		       st->fs_error);
+	recovery_text(st->recovery);
 	printf("%-16s %8s %-10s %8s %6s %-7s %s\n", "SERVICE", "PID", "STATE", "RESTARTS",
 	       "STALLS", "POLICY", "LAST EXIT");
 	for (size_t i = 0; i < st->n_services; i++) {

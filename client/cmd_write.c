@@ -83,7 +83,7 @@ static int cli_copy_in(ext3d *fs, int fd, uint32_t mode, uint64_t total, const c
 		return -ENOMEM;
 	r = ext3d_create(fs, path, O_WRONLY | O_TRUNC, mode, &f);
 	if (r == 0)
-		cli_progress_begin(path, true, total);
+		cm_progress_begin(path, NULL, total);
 	while (r == 0) {
 		ssize_t n = read(fd, buf, CLI_PUT_CHUNK);
 		if (n < 0 && errno == EINTR)
@@ -102,9 +102,9 @@ static int cli_copy_in(ext3d *fs, int fd, uint32_t mode, uint64_t total, const c
 				done += w;
 		}
 		if (r == 0)
-			cli_progress_add((uint64_t)n);
+			cm_progress_add((uint64_t)n);
 	}
-	cli_progress_end();
+	cm_progress_end();
 	if (f)
 		ext3d_close(f);
 	free(buf);
@@ -205,7 +205,7 @@ static int cli_rm_tree(ext3d *fs, const char *path)
 		r = ext3d_unlink(fs, path);
 		if (r < 0)
 			return cli_fail(path, r);
-		cli_progress_add(1);
+		cm_progress_add(1);
 		return 0;
 	}
 	r = ext3d_opendir(fs, path, &d);
@@ -242,7 +242,7 @@ static int cli_rm_tree(ext3d *fs, const char *path)
 		if (r < 0)
 			status = cli_fail(path, r);
 		else
-			cli_progress_add(1);
+			cm_progress_add(1);
 	}
 	return status;
 }
@@ -258,7 +258,7 @@ int cli_rm(cli_ctx *c, int argc, char **argv)
 	if (cli_attach(c, &fs))
 		return 1;
 	if (opt & CLI_OPT('r'))
-		cli_progress_begin("rm -r", false, 0);
+		cm_progress_begin("rm -r", "removed", 0);
 	for (; i < argc; i++) {
 		if (opt & CLI_OPT('r')) {
 			status |= cli_rm_tree(fs, argv[i]);
@@ -268,7 +268,7 @@ int cli_rm(cli_ctx *c, int argc, char **argv)
 		if (r < 0)
 			status = cli_fail(argv[i], r);
 	}
-	cli_progress_end();
+	cm_progress_end();
 	ext3d_detach(fs);
 	return status;
 }

@@ -18,7 +18,7 @@
 #include <stdint.h>
 
 #define CM_ARENA_MAGIC 0x4e52413344335845ULL /* "EXT3DARN" */
-#define CM_ARENA_VERSION 8
+#define CM_ARENA_VERSION 9
 
 /* A byte offset from the start of the arena; 0 means "none". */
 typedef uint64_t cm_off;

@@ -63,6 +63,25 @@ typedef struct cm_fs_errors {
 	char last[CM_FS_ERROR_MAX];        /* [racy read ok: diagnostics] the last one */
 } cm_fs_errors;
 
+/* journald-svc's replay of the journal at start (journald-svc/recover.c),
+ * for status and ext3d start's progress line; all 0 when none was needed.
+ * The counts are those of jd_progress (common/jbd/recovery.h): log blocks
+ * walked in the pass, of the pass's total (0 while the scan finds it). */
+enum cm_recovery_state {
+	CM_RECOVERY_NONE = 0,
+	CM_RECOVERY_SCAN = 1,    /* CM_RECOVERY_SCAN + enum jd_pass while running */
+	CM_RECOVERY_REVOKE = 2,
+	CM_RECOVERY_REPLAY = 3,
+	CM_RECOVERY_DONE = 4,
+};
+
+typedef struct cm_recovery {
+	_Atomic uint32_t state;            /* [atomic] enum cm_recovery_state */
+	_Atomic uint64_t done;             /* [racy read ok: progress] */
+	_Atomic uint64_t total;            /* [racy read ok: progress] */
+	_Atomic uint64_t blocks_written;   /* [atomic] home writes, set with DONE */
+} cm_recovery;
+
 typedef struct cm_layout {
 	cm_lockset locks;
 	cm_svc_slot svcs[CM_MAX_SVCS];     /* name set by the supervisor before exec */
@@ -74,6 +93,7 @@ typedef struct cm_layout {
 	_Atomic cm_off alloc;              /* [atomic] cm_alloc_shared (allocproto.h), 0 until made */
 	cm_errseq errseq;                  /* as errseq.h says; seeded by the supervisor */
 	cm_fs_errors fs_errors;            /* written by inode-svc only */
+	cm_recovery recovery;              /* written by journald-svc only */
 } cm_layout;
 
 /* Supervisor: lays out a new arena. */

@@ -244,6 +244,31 @@ static void sv_status_journal(sv_super *sv, cm_layout *l, Ext3d__StatusReply *st
 	st->journal = js;
 }
 
+static const char *const sv_recovery_passes[] = {
+	[CM_RECOVERY_SCAN] = "scan", [CM_RECOVERY_REVOKE] = "revoke",
+	[CM_RECOVERY_REPLAY] = "replay", [CM_RECOVERY_DONE] = "done",
+};
+
+/* journald-svc's replay at start, when it had one to do. */
+static void sv_status_recovery(const cm_layout *l, Ext3d__StatusReply *st)
+{
+	const cm_recovery *rec = &l->recovery;
+	uint32_t state = atomic_load(&rec->state);
+	Ext3d__RecoveryStatus *rs;
+
+	if (state < CM_RECOVERY_SCAN || state > CM_RECOVERY_DONE)
+		return;
+	rs = calloc(1, sizeof(*rs));
+	if (!rs)
+		return;
+	ext3d__recovery_status__init(rs);
+	rs->pass = (char *)sv_recovery_passes[state];
+	rs->done = atomic_load(&rec->done);
+	rs->total = atomic_load(&rec->total);
+	rs->blocks_written = atomic_load(&rec->blocks_written);
+	st->recovery = rs;
+}
+
 static int sv_status_locks(sv_super *sv, Ext3d__StatusReply *st)
 {
 	struct sv_lock_fold f = {.cap = 16};
@@ -258,6 +283,7 @@ static int sv_status_locks(sv_super *sv, Ext3d__StatusReply *st)
 	cm_lockset_foreach(&l->locks, sv_lock_add, &f);
 	sv_status_cache(sv, l, st, &f);
 	sv_status_journal(sv, l, st);
+	sv_status_recovery(l, st);
 	for (size_t i = 0; i < f.n; i++)
 		st->locks[i] = &f.locks[i];
 	st->n_locks = f.n;
@@ -341,6 +367,7 @@ void sv_status_free(Ext3d__StatusReply *st)
 	free(st->services);
 	sv_locks_free(st->locks, st->n_locks);
 	free(st->cache);
+	free(st->recovery);
 	sv_undup(st->fs_error);
 	if (st->journal) {
 		sv_locks_free(st->journal->locks, st->journal->n_locks);

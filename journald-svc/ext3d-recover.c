@@ -4,6 +4,9 @@
  *
  *   ext3d-recover [-n] IMAGE    -n: scan only, write nothing
  *
+ * On a terminal (or with EXT3D_PROGRESS=1) a line on stderr shows the
+ * passes' progress, as e2fsck -C 0 does: "recovering: replay 12/40 blocks".
+ *
  * Exit status: 0 done (or nothing to do), 1 the journal or filesystem is
  * refused (the reason on stderr), 2 usage or I/O error.
  */
@@ -13,7 +16,13 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "progress.h"
 #include "recovery.h"
+
+static void rec_progress(void *ctx, enum jd_pass pass, uint64_t done, uint64_t total)
+{
+	cm_progress_report("recovering", "blocks", jd_pass_name(pass), done, total);
+}
 
 static void report(const char *img, const jd_recovery *info, int dry)
 {
@@ -46,6 +55,7 @@ static void report(const char *img, const jd_recovery *info, int dry)
 
 int main(int argc, char **argv)
 {
+	jd_progress progress = {.fn = rec_progress};
 	jd_recovery info;
 	char why[256] = "";
 	jd_dev dev;
@@ -65,8 +75,10 @@ int main(int argc, char **argv)
 	}
 	r = jd_dev_file(fd, &dev);
 	if (r == 0)
-		r = jd_recover(&dev, dry ? JD_RECOVER_DRY_RUN : 0, &info, why, sizeof(why));
+		r = jd_recover(&dev, dry ? JD_RECOVER_DRY_RUN : 0, &progress, &info, why,
+			       sizeof(why));
 	close(fd);
+	cm_progress_end();
 	if (r < 0) {
 		fprintf(stderr, "ext3d-recover: %s: %s%s%s\n", argv[optind],
 			why[0] ? why : "", why[0] ? ": " : "", strerror(-r));

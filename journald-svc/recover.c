@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "jd.h"
+#include "layout.h"
 #include "log.h"
 
 #define JDS_BUF_BYTES 65536 /* the largest jd_dev transfer */
@@ -83,8 +84,34 @@ void jd_dev_close(jd_dev *dev)
 	dev->ctx = NULL;
 }
 
+/* Publishes the replay's progress in the arena for status: the counts
+ * first, so that a reader that sees the new pass never pairs it with
+ * counts much older than its own. */
+static void jds_progress(void *ctx, enum jd_pass pass, uint64_t done, uint64_t total)
+{
+	cm_recovery *rec = ctx;
+
+	atomic_store(&rec->done, done);
+	atomic_store(&rec->total, total);
+	atomic_store(&rec->state, CM_RECOVERY_SCAN + (uint32_t)pass);
+}
+
+/* What the replay came to, kept for status; the state of one that had
+ * nothing to do is left as a replay before this process's made it. */
+static void jds_progress_done(cm_recovery *rec, const jd_recovery *info)
+{
+	if (!info->needed)
+		return;
+	atomic_store(&rec->done, info->log_blocks);
+	atomic_store(&rec->total, info->log_blocks);
+	atomic_store(&rec->blocks_written, info->blocks_written);
+	atomic_store(&rec->state, CM_RECOVERY_DONE);
+}
+
 int jds_replay(jd_svc *s)
 {
+	cm_recovery *rec = &s->svc.layout->recovery;
+	jd_progress progress = {.fn = jds_progress, .ctx = rec};
 	jd_recovery info;
 	char why[256];
 	int r;
@@ -94,9 +121,10 @@ int jds_replay(jd_svc *s)
 		return cm_log_errno(r, "no arena space for an I/O buffer");
 	if (r < 0)
 		return cm_log_errno(r, "blockdev-svc: %m");
-	r = jd_recover(&s->dev, 0, &info, why, sizeof(why));
+	r = jd_recover(&s->dev, 0, &progress, &info, why, sizeof(why));
 	if (r < 0)
 		return cm_log_errno(r, "journal recovery failed: %s", why);
+	jds_progress_done(rec, &info);
 	if (!info.has_journal)
 		cm_info("no journal: nothing to recover%s",
 			info.recover_flag ? " (needs_recovery is set without a journal)" : "");

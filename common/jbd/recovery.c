@@ -16,12 +16,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-enum jd_pass { JD_PASS_SCAN, JD_PASS_REVOKE, JD_PASS_REPLAY };
-
 struct jd_rec {
 	jd_log *log;
 	jd_rtable revokes;
 	jd_recovery *info;
+	const jd_progress *progress;	/* NULL: none wanted */
+	uint64_t reported;	/* log blocks walked at the last report */
 	uint8_t *hdr;		/* the descriptor, commit or revoke block */
 	uint8_t *data;		/* a logged block on its way home */
 	uint32_t end_tid;	/* set by the scan */
@@ -186,6 +186,27 @@ static int one_block(struct jd_rec *rc, enum jd_pass pass, uint32_t lblk,
 	return r;
 }
 
+const char *jd_pass_name(enum jd_pass pass)
+{
+	static const char *const names[] = {"scan", "revoke", "replay"};
+
+	return names[pass];
+}
+
+/* Reports walked blocks of total when forced (a pass's start and end) or
+ * when JD_PROGRESS_EVERY more were walked: the callback may draw on a
+ * terminal or publish to shared memory, too costly for every block. */
+static void report(struct jd_rec *rc, enum jd_pass pass, uint64_t walked,
+		   uint64_t total, bool force)
+{
+	if (!rc->progress)
+		return;
+	if (!force && walked - rc->reported < JD_PROGRESS_EVERY)
+		return;
+	rc->reported = walked;
+	rc->progress->fn(rc->progress->ctx, pass, walked, total);
+}
+
 /*
  * One pass from s_start.  The scan stops where the log stops continuing
  * and sets rc->end_tid to the first transaction without a commit block;
@@ -197,11 +218,15 @@ static int do_pass(struct jd_rec *rc, enum jd_pass pass)
 	const journal_header_t *h = (const void *)rc->hdr;
 	uint32_t lblk = log->start, tid = log->sequence, used;
 	uint64_t walked = 0, loglen = log->maxlen - log->first;
+	uint64_t total = pass == JD_PASS_SCAN ? 0 : rc->info->log_blocks;
 	int r;
 
+	report(rc, pass, 0, total, true);
 	for (;;) {
-		if (pass != JD_PASS_SCAN && tid == rc->end_tid)
+		if (pass != JD_PASS_SCAN && tid == rc->end_tid) {
+			report(rc, pass, walked, total, true);
 			return 0;
+		}
 		if (walked >= loglen) {
 			r = stop(rc, pass, lblk, "the log wraps onto itself at tid", tid);
 			break;
@@ -225,12 +250,14 @@ static int do_pass(struct jd_rec *rc, enum jd_pass pass)
 			rc->info->log_blocks = walked;
 		lblk = (uint32_t)(log->first +
 				  (lblk - log->first + (uint64_t)used) % loglen);
+		report(rc, pass, walked, total, false);
 	}
 	if (r < 0)
 		return r;
 	if (pass != JD_PASS_SCAN)
 		return -EIO;	/* the log ended before end_tid */
 	rc->end_tid = tid;
+	report(rc, pass, rc->info->log_blocks, rc->info->log_blocks, true);
 	return 0;
 }
 
@@ -340,12 +367,12 @@ static int run_passes(struct jd_rec *rc, unsigned flags, char *why,
 	return finish(rc, why, whylen);
 }
 
-int jd_recover(const jd_dev *dev, unsigned flags, jd_recovery *ret,
-	       char *why, size_t whylen)
+int jd_recover(const jd_dev *dev, unsigned flags, const jd_progress *progress,
+	       jd_recovery *ret, char *why, size_t whylen)
 {
 	jd_recovery scratch;
 	jd_log log;
-	struct jd_rec rc = {.log = &log, .info = ret ? ret : &scratch};
+	struct jd_rec rc = {.log = &log, .info = ret ? ret : &scratch, .progress = progress};
 	int r;
 
 	memset(rc.info, 0, sizeof(*rc.info));

@@ -49,6 +49,25 @@ typedef struct jd_recovery {
 /* Scan and report only: write nothing. */
 #define JD_RECOVER_DRY_RUN	0x1
 
+/* The passes over the log, in order. */
+enum jd_pass { JD_PASS_SCAN, JD_PASS_REVOKE, JD_PASS_REPLAY };
+
+/* "scan", "revoke", "replay". */
+const char *jd_pass_name(enum jd_pass pass);
+
+/*
+ * Optional progress report: fn is called at the start and the end of each
+ * pass and every JD_PROGRESS_EVERY log blocks in between, with the log
+ * blocks walked in the pass and its total.  The scan is what finds the end
+ * of the log, so its total is 0 until its last call, where done and total
+ * are the log blocks of the complete transactions.
+ */
+#define JD_PROGRESS_EVERY	256
+typedef struct jd_progress {
+	void (*fn)(void *ctx, enum jd_pass pass, uint64_t done, uint64_t total);
+	void *ctx;
+} jd_progress;
+
 /*
  * Replays the journal of the ext3 filesystem on dev if its needs_recovery
  * flag is set or its log is not empty: scan, revoke and replay passes,
@@ -56,10 +75,10 @@ typedef struct jd_recovery {
  * s_start = 0), flush, needs_recovery cleared, flush.  Fills *ret (may be
  * NULL).  Returns 0 (also when nothing was to do), -EUCLEAN with a reason
  * in why for a filesystem or journal it cannot use (unknown journal
- * features are named there), or an I/O error.
+ * features are named there), or an I/O error.  progress may be NULL.
  */
-int jd_recover(const jd_dev *dev, unsigned flags, jd_recovery *ret,
-	       char *why, size_t whylen);
+int jd_recover(const jd_dev *dev, unsigned flags, const jd_progress *progress,
+	       jd_recovery *ret, char *why, size_t whylen);
 
 /* A jd_dev over an open image file (pread/pwrite/fdatasync). */
 int jd_dev_file(int fd, jd_dev *ret);

@@ -37,24 +37,9 @@ t_ok $? "instance ready"
 big=$T_TMP/big
 head -c $((20 << 20)) /dev/urandom >"$big"
 
-# on_tty OUT CMD: runs the shell command CMD with stdout and stderr on a
-# pseudo-terminal; what it printed goes to OUT.raw, and to OUT with each
-# \r a line break, blanks at line ends and empty lines dropped. Returns
-# CMD's exit status.
-on_tty() {
-	script -qec "$2" /dev/null </dev/null >"$1.raw" 2>&1
-	rc=$?
-	tr '\r' '\n' <"$1.raw" | sed 's/ *$//' | grep -v '^$' >"$1"
-	return $rc
-}
-# check STATUS MESSAGE FILE: t_ok, with FILE as diagnostics on a failure.
-check() {
-	t_ok "$1" "$2"
-	[ "$1" -eq 0 ] || sed 's/^/#   /' "$3" | head -20
-}
 # quiet MESSAGE: the last command's status, stdout and stderr are 0, empty, empty.
 quiet() {
-	check "$(($? + $(wc -c <"$T_TMP/out") + $(wc -c <"$T_TMP/err")))" "$1" "$T_TMP/err"
+	t_check "$(($? + $(wc -c <"$T_TMP/out") + $(wc -c <"$T_TMP/err")))" "$1" "$T_TMP/err"
 }
 rate='  [0-9.]+ (B|KiB|MiB|GiB)/s$'
 
@@ -68,39 +53,39 @@ t_ok $? "get reads back byte for byte what put wrote"
 
 # (2) On a terminal: the line ends at the whole size and 100%, and it is
 # redrawn in place: the only line break is the last byte.
-on_tty "$T_TMP/tty" "$cli put $big /big2"
+t_on_tty "$T_TMP/tty" "$cli put $big /big2"
 t_is "$?" 0 "put on a terminal succeeds"
 tail -n 1 "$T_TMP/tty" | grep -Eq "^/big2: 20\.0 MiB / 20\.0 MiB  100%$rate"
-check $? "put on a terminal ends at '/big2: 20.0 MiB / 20.0 MiB  100%  RATE/s'" "$T_TMP/tty"
+t_check $? "put on a terminal ends at '/big2: 20.0 MiB / 20.0 MiB  100%  RATE/s'" "$T_TMP/tty"
 t_is "$(grep -c '' "$T_TMP/tty.raw"):$(tail -c 2 "$T_TMP/tty.raw" | od -An -c | tr -d ' ')" \
 	'1:\r\n' "put's progress is one line redrawn in place, ended by a newline"
-on_tty "$T_TMP/tty" "$cli get /big2 $T_TMP/big.2"
+t_on_tty "$T_TMP/tty" "$cli get /big2 $T_TMP/big.2"
 t_is "$?" 0 "get on a terminal succeeds"
 tail -n 1 "$T_TMP/tty" | grep -Eq "^/big2: 20\.0 MiB / 20\.0 MiB  100%$rate"
-check $? "get on a terminal ends at '/big2: 20.0 MiB / 20.0 MiB  100%  RATE/s'" "$T_TMP/tty"
+t_check $? "get on a terminal ends at '/big2: 20.0 MiB / 20.0 MiB  100%  RATE/s'" "$T_TMP/tty"
 cmp "$big" "$T_TMP/big.2" >/dev/null 2>&1
 t_ok $? "the copy put and got on a terminal is byte for byte"
 
 # A put from a pipe that pauses: the size unknown, so no total and no
 # percent; the line redrawn after the pause, but not at each 64 KiB read.
-on_tty "$T_TMP/tty" "{ head -c 1048576 $big; sleep 0.5; head -c 1048576 $big; } | $cli put /dev/stdin /pipe"
+t_on_tty "$T_TMP/tty" "{ head -c 1048576 $big; sleep 0.5; head -c 1048576 $big; } | $cli put /dev/stdin /pipe"
 t_is "$?" 0 "put from a pipe on a terminal succeeds"
 draws=$(grep -c '' "$T_TMP/tty")
 tail -n 1 "$T_TMP/tty" | grep -Eq "^/pipe: 2\.0 MiB$rate" && [ "$draws" -ge 3 ] && [ "$draws" -le 8 ] &&
 	[ "$(grep -c '' "$T_TMP/tty.raw")" -eq 1 ]
-check $? "put from a pipe: drawn in place 3 to 8 times (not at each of its 32 reads), ending at '/pipe: 2.0 MiB  RATE/s'" "$T_TMP/tty"
+t_check $? "put from a pipe: drawn in place 3 to 8 times (not at each of its 32 reads), ending at '/pipe: 2.0 MiB  RATE/s'" "$T_TMP/tty"
 
 # EXT3D_PROGRESS forces it: on into a file, off on a terminal.
 EXT3D_PROGRESS=1 "$cli" put "$big" /big3 2>"$T_TMP/err"
 tr '\r' '\n' <"$T_TMP/err" | grep -Eq "^/big3: 20\.0 MiB / 20\.0 MiB  100%$rate"
-check $? "EXT3D_PROGRESS=1: the line without a terminal" "$T_TMP/err"
-on_tty "$T_TMP/tty" "EXT3D_PROGRESS=0 $cli get /big3 $T_TMP/big.3"
-check "$(($? + $(wc -c <"$T_TMP/tty.raw")))" "EXT3D_PROGRESS=0: nothing on a terminal" "$T_TMP/tty"
+t_check $? "EXT3D_PROGRESS=1: the line without a terminal" "$T_TMP/err"
+t_on_tty "$T_TMP/tty" "EXT3D_PROGRESS=0 $cli get /big3 $T_TMP/big.3"
+t_check "$(($? + $(wc -c <"$T_TMP/tty.raw")))" "EXT3D_PROGRESS=0: nothing on a terminal" "$T_TMP/tty"
 
 # (3) rm -r: the count of entries removed, an error on a line of its own.
 "$cli" rm -r /u </dev/null >"$T_TMP/out" 2>"$T_TMP/err"
 quiet "rm -r of 304 entries, stderr a file: nothing printed"
-on_tty "$T_TMP/tty" "$cli rm -r /t /nope"
+t_on_tty "$T_TMP/tty" "$cli rm -r /t /nope"
 t_is "$?" 1 "rm -r /t /nope on a terminal fails for /nope"
 t_is "$(tail -n 1 "$T_TMP/tty")" "rm -r: 304 removed" "rm -r on a terminal ends at the 304 entries removed"
 t_is "$(grep -c '^ext3d: /nope: No such file or directory$' "$T_TMP/tty")" 1 \
@@ -111,5 +96,5 @@ t_is "$(sort "$T_TMP/out" | tr '\n' ' ')" "big big2 big3 lost+found pipe " "/t a
 # (4) The image is clean.
 t_instance_stop $n
 e2fsck -fn "$img" >"$T_TMP/fsck" 2>&1
-check $? "e2fsck -fn: the image is clean" "$T_TMP/fsck"
+t_check $? "e2fsck -fn: the image is clean" "$T_TMP/fsck"
 t_done

@@ -19,6 +19,20 @@ t_is() { # t_is GOT WANT MESSAGE
 	if [ "$1" = "$2" ]; then t_ok 0 "$3"; else
 		t_ok 1 "$3"; echo "# got '$1', want '$2'"; fi
 }
+t_check() { # t_check STATUS MESSAGE FILE: t_ok, FILE's head as diagnostics on a failure
+	t_ok "$1" "$2"
+	[ "$1" -eq 0 ] || sed 's/^/#   /' "$3" | head -20
+}
+# t_on_tty OUT CMD: runs the shell command CMD with stdout and stderr on a
+# pseudo-terminal (script(1)); what it printed goes to OUT.raw, and to OUT
+# with each \r a line break, blanks at line ends and empty lines dropped.
+# Returns CMD's exit status.
+t_on_tty() {
+	script -qec "$2" /dev/null </dev/null >"$1.raw" 2>&1
+	t_on_tty_rc=$?
+	tr '\r' '\n' <"$1.raw" | sed 's/ *$//' | grep -v '^$' >"$1"
+	return $t_on_tty_rc
+}
 t_diag() { echo "# $*"; }
 t_skip() { t_n=$((t_n + 1)); echo "ok $t_n - $2 # SKIP $1"; }
 t_skip_all() { echo "1..0 # SKIP $*"; exit 0; }

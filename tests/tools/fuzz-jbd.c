@@ -167,7 +167,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		memcpy(fz_work + (uint64_t)fz_map[i] * fz_bs, data + i * fz_bs, fz_bs);
 		fz_dirty[fz_map[i]] = 1;
 	}
-	r = jd_recover(&dev, 0, &info, why, sizeof(why));
+	r = jd_recover(&dev, 0, NULL, &info, why, sizeof(why));
 	if (r != 0 && r != -EUCLEAN)
 		fz_die(why);
 	if (r == 0 && info.has_journal && info.needed)

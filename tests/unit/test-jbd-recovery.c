@@ -189,7 +189,7 @@ static bool recover_flag(void)
 static int run(unsigned flags, jd_recovery *info, char *why)
 {
 	why[0] = '\0';
-	return jd_recover(&dev, flags, info, why, 256);
+	return jd_recover(&dev, flags, NULL, info, why, 256);
 }
 
 /* Replays a copy of the case's image with e2fsck -fy and compares it with
