@@ -13,13 +13,15 @@
 # the instance: nothing left running, e2fsck clean, needs_recovery clear,
 # the file written there read back by debugfs. ext3d start --foreground
 # tells a service manager (a socket at NOTIFY_SOCKET) READY=1 with its own
-# pid, and stops cleanly on SIGTERM. systemd-analyze verifies the unit
+# pid, and stops cleanly on SIGTERM; on a terminal it draws the progress
+# of a journal's replay. systemd-analyze verifies the unit
 # (its man pages found); where systemd runs, ext3d@.service starts, serves
 # and stops an instance.
 set -u
 . "$(dirname "$0")/../lib/tap.sh"
 
 t_need_root "sandboxed services, mounts and a mount namespace"
+unset EXT3D_PROGRESS
 p=$T_TMP/prefix b=$T_TMP/build
 img=$T_TMP/i.img mnt=$T_TMP/mnt
 mkdir -p "$mnt"
@@ -97,7 +99,7 @@ t_ok $? "e2fsck -fn clean after shutdown"
 
 # The instance mount.fuse.ext3d names after the image; its log goes.
 mi=mnt$(printf '%s' "$img" | tr -c 'A-Za-z0-9_.\n-' '-' | tail -c 60)
-t_at_exit "rm -f /var/log/ext3d/$mi.log /var/log/ext3d/t-inst.log; rmdir /run/ext3d/$mi /run/ext3d/t-inst /run/ext3d/t-fg 2>/dev/null"
+t_at_exit "rm -f /var/log/ext3d/$mi.log /var/log/ext3d/t-inst.log; rmdir /run/ext3d/$mi /run/ext3d/t-inst /run/ext3d/t-fg /run/ext3d/t-rec 2>/dev/null"
 
 # mount -t fuse.ext3d, fstab, umount: in a mount namespace whose /usr/sbin
 # (where /sbin points) is a copy of links that holds the helper.
@@ -173,6 +175,20 @@ grep -q "STOPPING=1" "$T_TMP/notify.out"
 t_ok $? "it says STOPPING=1 first"
 e2fsck -fn "$img" >"$T_TMP/fsck3" 2>&1
 t_ok $? "e2fsck -fn clean after the SIGTERM"
+
+# ext3d start on a terminal draws journald-svc's replay of a journal that
+# needs one, and the instance comes up on the replayed image.
+. "$T_TOP/tests/lib/journaled.sh"
+t_journaled "$T_TMP/j.img"
+t_on_tty "$T_TMP/rec.tty" "'$p/bin/ext3d' --instance t-rec start --log '$T_TMP/rec.log' '$T_TMP/j.img'"
+t_check $? "ext3d start on an image whose journal needs a replay" "$T_TMP/rec.tty"
+grep -q "recovering: replay 5100/5100 blocks  100%" "$T_TMP/rec.tty"
+t_check $? "on a terminal it draws the replay's progress to 100%" "$T_TMP/rec.tty"
+"$p/bin/ext3d" --instance t-rec status | grep -q "recovered: 5100 log blocks replayed"
+t_ok $? "status says what the replay did"
+"$p/bin/ext3d" --instance t-rec shutdown >/dev/null 2>&1
+e2fsck -fn "$T_TMP/j.img" >/dev/null 2>&1
+t_ok $? "e2fsck -fn clean on the replayed image"
 
 # The unit: verified, and run where systemd runs.
 unit=$p/lib/systemd/system/ext3d@.service

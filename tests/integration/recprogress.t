@@ -14,6 +14,7 @@
 set -u
 . "$(dirname "$0")/../lib/tap.sh"
 . "$T_TOP/tests/lib/instance.sh"
+. "$T_TOP/tests/lib/journaled.sh"
 
 PATH=$PATH:/sbin:/usr/sbin
 export LC_ALL=C
@@ -23,28 +24,12 @@ for tool in mke2fs e2fsck debugfs script; do
 	command -v $tool >/dev/null 2>&1 || t_skip_all "needs $tool"
 done
 
-# journaled IMAGE: a 64 MiB ext3 image of 1 KiB blocks whose 16 MiB
-# journal holds 50 transactions of 100 random blocks each, homed in the
-# data area of group 4 (no superblock backup there), none of it replayed.
-journaled() {
-	mke2fs -q -F -t ext3 -b 1024 -J size=16 "$1" 64M >/dev/null 2>&1 || return 1
-	head -c $((100 * 1024)) /dev/urandom >"$1.data"
-	{
-		echo jo
-		for i in $(seq 50); do
-			echo "jw -b $((34000 + i * 100))-$((34099 + i * 100)) $1.data"
-		done
-		echo jc
-	} >"$1.cmds"
-	debugfs -w -f "$1.cmds" "$1" >/dev/null 2>&1
-}
-
 # progress_line RAW: the part of RAW before its first line break (the
 # terminal's \r\n), each \r a line break, empty lines dropped.
 progress_line() { head -n 1 "$1" | tr '\r' '\n' | sed 's/ *$//' | grep -v '^$'; }
 
 img=$T_TMP/rec.img
-journaled "$img"
+t_journaled "$img"
 t_ok $? "an image whose journal holds 50 transactions of 100 blocks"
 dumpe2fs -h "$img" 2>/dev/null | grep -q '^Filesystem features:.*needs_recovery'
 t_ok $? "the image needs recovery"
