@@ -1,8 +1,9 @@
 /* device.c - the device descriptor: open, size, read, write, flush, and
  * the injected I/O faults of --fault. An I/O error is always returned as an
  * error, never folded into success. A device that is missing, empty or too
- * small to hold even a superblock (BD_DEVICE_MIN bytes) is refused at open
- * with a line saying which. */
+ * small to hold even a superblock (BD_DEVICE_MIN bytes), or in use by
+ * another instance (imglock.h), is refused at open with a line saying
+ * which. */
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/fs.h>
@@ -15,6 +16,7 @@
 #include <unistd.h>
 
 #include "internal.h"
+#include "imglock.h"
 #include "io.h"
 
 __attribute__((format(printf, 4, 5)))
@@ -34,11 +36,13 @@ int bd_device_open(bd_device *d, const char *path, char *why, size_t whylen)
 	uint64_t bytes;
 	int r;
 
-	d->fd = open(path, O_RDWR | O_CLOEXEC);
-	if (d->fd < 0 || fstat(d->fd, &st) < 0) {
+	d->fd = cm_image_open(path, O_RDWR, why, whylen);
+	if (d->fd == -ENOENT)
+		return bd_refuse(-ENOENT, why, whylen, "image %s does not exist", path);
+	if (d->fd < 0)
+		return d->fd;
+	if (fstat(d->fd, &st) < 0) {
 		r = -errno;
-		if (r == -ENOENT)
-			return bd_refuse(r, why, whylen, "image %s does not exist", path);
 		return bd_refuse(r, why, whylen, "image %s: %s", path, strerror(-r));
 	}
 	if (S_ISBLK(st.st_mode)) {

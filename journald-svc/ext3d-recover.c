@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "progress.h"
+#include "imglock.h"
 #include "recovery.h"
 
 static void rec_progress(void *ctx, enum jd_pass pass, uint64_t done, uint64_t total)
@@ -68,11 +69,12 @@ int main(int argc, char **argv)
 	}
 	if (optind != argc - 1)
 		goto usage;
-	fd = open(argv[optind], dry ? O_RDONLY : O_RDWR);
+	fd = cm_image_open(argv[optind], dry ? O_RDONLY : O_RDWR, why, sizeof(why));
 	if (fd < 0) {
-		fprintf(stderr, "ext3d-recover: %s: %s\n", argv[optind], strerror(errno));
+		fprintf(stderr, "ext3d-recover: %s\n", why);
 		return 2;
 	}
+	why[0] = '\0';
 	r = jd_dev_file(fd, &dev);
 	if (r == 0)
 		r = jd_recover(&dev, dry ? JD_RECOVER_DRY_RUN : 0, &progress, &info, why,

@@ -106,8 +106,9 @@ t_at_exit "rm -f /var/log/ext3d/$mi.log /var/log/ext3d/t-inst.log; rmdir /run/ex
 cat >"$T_TMP/ns.sh" <<EOF
 set -u
 mount --make-rprivate /
-d=\$(mktemp -d)
-for f in /usr/sbin/*; do ln -s "\$f" "\$d/"; done
+d=\$(mktemp -d) o=\$(mktemp -d)
+mount --bind /usr/sbin "\$o" # the links point at the real files, not at themselves
+for f in "\$o"/*; do ln -s "\$f" "\$d/"; done
 ln -s "$p/sbin/mount.fuse.ext3d" "\$d/"
 mount --bind "\$d" /usr/sbin
 # The installed programs alone: the source and build trees are empty here.
