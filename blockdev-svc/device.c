@@ -19,6 +19,9 @@
 #include "imglock.h"
 #include "io.h"
 
+/* A predecessor killed an instant ago may not have let the image go yet. */
+#define BD_LOCK_WAIT_MS 1000 /* within the crash window: a held lock still ends in a crash loop */
+
 __attribute__((format(printf, 4, 5)))
 static int bd_refuse(int r, char *why, size_t whylen, const char *fmt, ...)
 {
@@ -36,7 +39,7 @@ int bd_device_open(bd_device *d, const char *path, char *why, size_t whylen)
 	uint64_t bytes;
 	int r;
 
-	d->fd = cm_image_open(path, O_RDWR, why, whylen);
+	d->fd = cm_image_open(path, O_RDWR, BD_LOCK_WAIT_MS, why, whylen);
 	if (d->fd == -ENOENT)
 		return bd_refuse(-ENOENT, why, whylen, "image %s does not exist", path);
 	if (d->fd < 0)

@@ -10,7 +10,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-int cm_image_open(const char *path, int flags, char *why, size_t len)
+#define CM_IMAGE_LOCK_POLL_MS 20
+
+int cm_image_open(const char *path, int flags, int wait_ms, char *why, size_t len)
 {
 	bool rdonly = (flags & O_ACCMODE) == O_RDONLY;
 	struct stat st;
@@ -26,7 +28,12 @@ int cm_image_open(const char *path, int flags, char *why, size_t len)
 			 r == -EBUSY ? " (mounted or in use)" : "");
 		return r;
 	}
-	if (flock(fd, (rdonly ? LOCK_SH : LOCK_EX) | LOCK_NB) < 0) {
+	while ((r = flock(fd, (rdonly ? LOCK_SH : LOCK_EX) | LOCK_NB)) < 0 &&
+	       errno == EWOULDBLOCK && wait_ms > 0) {
+		usleep(CM_IMAGE_LOCK_POLL_MS * 1000);
+		wait_ms -= CM_IMAGE_LOCK_POLL_MS;
+	}
+	if (r < 0) {
 		r = errno == EWOULDBLOCK ? -EBUSY : -errno;
 		snprintf(why, len, "%s is in use by another ext3d instance or ext3d-recover "
 			 "(its lock is held): %s", path, strerror(-r));

@@ -12,8 +12,9 @@
 #include <stddef.h>
 
 /* Opens path with flags (O_RDWR or O_RDONLY; O_CLOEXEC added) and takes
- * the lock (shared for O_RDONLY): the descriptor, or -errno with why
- * written (-EBUSY: in use). */
-int cm_image_open(const char *path, int flags, char *why, size_t len);
+ * the lock (shared for O_RDONLY), trying again for up to wait_ms while
+ * another holds it (a killed predecessor whose exit is still under way):
+ * the descriptor, or -errno with why written (-EBUSY: in use). */
+int cm_image_open(const char *path, int flags, int wait_ms, char *why, size_t len);
 
 #endif

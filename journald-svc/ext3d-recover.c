@@ -69,7 +69,7 @@ int main(int argc, char **argv)
 	}
 	if (optind != argc - 1)
 		goto usage;
-	fd = cm_image_open(argv[optind], dry ? O_RDONLY : O_RDWR, why, sizeof(why));
+	fd = cm_image_open(argv[optind], dry ? O_RDONLY : O_RDWR, 0, why, sizeof(why));
 	if (fd < 0) {
 		fprintf(stderr, "ext3d-recover: %s\n", why);
 		return 2;
