@@ -659,12 +659,14 @@ static void *t_scribble(void *arg)
 
 /* Stable writes: blockdev-svc reads a written buffer once, so what its
  * write log records is what reached the device, even while a client
- * thread keeps changing the buffer. */
+ * thread keeps changing the buffer. The device is opened here without
+ * bd_device_open: the server thread of this process holds the image's
+ * one-writer lock (imglock.h), which a second open would wait for. */
 static void t_stable_write(void)
 {
 	const uint32_t nsect = 128, len = nsect * CM_BD_SECTOR;
 	const uint64_t sector = 1900ull * (T_BS / CM_BD_SECTOR);
-	char wpath[64] = "/tmp/test-bcache-wlog.XXXXXX", why[256];
+	char wpath[64] = "/tmp/test-bcache-wlog.XXXXXX";
 	struct t_scribbler sc = {.len = len};
 	bd_svc bd = {.arena = t_a, .wlog.fd = -1};
 	uint8_t *logged = malloc(len), *dev = malloc(len);
@@ -673,9 +675,10 @@ static void t_stable_write(void)
 	pthread_t th;
 
 	bd.bounce = malloc((size_t)CM_BD_MAX_SECTORS * CM_BD_SECTOR);
+	bd.dev.sectors = T_IMG_BYTES / CM_BD_SECTOR;
 	sc.buf = off ? cm_arena_ptr(t_a, off, len) : NULL;
 	if (!logged || !dev || !sc.buf || wfd < 0 || !bd.bounce ||
-	    bd_device_open(&bd.dev, t_path, why, sizeof(why)) < 0 ||
+	    (bd.dev.fd = open(t_path, O_RDWR | O_CLOEXEC)) < 0 ||
 	    bd_wlog_open(&bd.wlog, wpath) < 0 || pthread_create(&th, NULL, t_scribble, &sc)) {
 		printf("Bail out! stable-write setup\n");
 		exit(1);
