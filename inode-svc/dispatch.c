@@ -56,6 +56,9 @@ static int ino_h_lookup(ino_session *ss, const ino_creds *c, const cm_fs_req *rq
 	return r;
 }
 
+/* The smallest record a readdir entry takes in the data buffer. */
+#define INO_READDIR_MIN_REC ((uint32_t)(sizeof(cm_fs_dirent) + 8))
+
 struct ino_readdir_ctx {
 	ino_session *ss;
 	uint8_t *data;
@@ -117,8 +120,12 @@ static int ino_h_readdir(ino_session *ss, const ino_creds *c, const cm_fs_req *r
 	x.search = r == 0 && ino_perm(&dir, c, 1) == 0;
 	x.grant = rq->flags & CM_FS_READDIR_GRANT;
 	rs->next = rq->offset;
+	/* The batch runs under the directory's lock, shared (ino_dispatch), as
+	 * the kernel's iterate_shared under i_rwsem: writers wait. Between
+	 * batches they do not, hence the hash-order cookies of ino_dir_readdir. */
 	if (r == 0)
-		r = ino_dir_iterate(ss->svc->fs, &dir, rq->offset, ino_readdir_one, &x);
+		r = ino_dir_readdir(ss->svc->fs, &dir, rq->offset,
+				    x.cap / INO_READDIR_MIN_REC + 1, ino_readdir_one, &x);
 	if (r < 0)
 		return r;
 	rs->eof = r == 0;

@@ -197,6 +197,20 @@ int ino_dir_iterate(ino_fs *fs, const ino_inode *dir, uint64_t cookie,
 		    ino_dir_fn *fn, void *ctx);
 
 /*
+ * readdir: the entries of `dir` from `cookie` on, as ino_dir_iterate
+ * delivers them, for a batch of about `batch` entries. An indexed
+ * directory is listed in hash order with hash-position cookies (so a leaf
+ * split between two batches neither repeats nor loses an entry), "." and
+ * ".." first; any other directory, or one whose index is corrupt, by byte
+ * offset (ino_dir_iterate). Returns 0 once the directory is done, 1 (or
+ * the callback's non-zero value) when the batch ended before, or an error
+ * as ino_dir_iterate, or -ENOMEM. The caller keeps the directory from
+ * changing during the call.
+ */
+int ino_dir_readdir(ino_fs *fs, const ino_inode *dir, uint64_t cookie, size_t batch,
+		    ino_dir_fn *fn, void *ctx);
+
+/*
  * Looks `name` up in `dir`.  Uses the htree index when the directory has
  * EXT3_INDEX_FL and the fs has dir_index; if the index is corrupt, logs it
  * and searches linearly (as ext3 does on ERR_BAD_DX_DIR).  Returns 0 and
