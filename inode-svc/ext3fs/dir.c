@@ -126,10 +126,8 @@ int ino_dir_block_get(ino_fs *fs, const ino_inode *dir, uint64_t lblk,
 	return ino_blk_get(fs, pblk, b);
 }
 
-/* Delivers the in-use entries of one block that start at or after boff. */
-static int walk_block(const ino_fs *fs, const ino_inode *dir,
-		      const ino_buf *b, uint64_t lblk, uint32_t boff,
-		      ino_dir_fn *fn, void *ctx)
+int ino_dir_walk_block(const ino_fs *fs, const ino_inode *dir, const ino_buf *b,
+		       uint64_t lblk, uint32_t boff, ino_dir_fn *fn, void *ctx)
 {
 	uint64_t base = lblk * fs->geom.block_size;
 	char why[128];
@@ -170,7 +168,7 @@ int ino_dir_iterate(ino_fs *fs, const ino_inode *dir, uint64_t cookie,
 		r = ino_dir_block_get(fs, dir, lblk, &b);
 		if (r < 0)
 			return r;
-		r = walk_block(fs, dir, &b, lblk, boff, fn, ctx);
+		r = ino_dir_walk_block(fs, dir, &b, lblk, boff, fn, ctx);
 		ino_blk_put(fs, &b);
 		if (r)
 			return r;

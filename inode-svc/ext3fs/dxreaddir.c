@@ -10,14 +10,20 @@
  * are listed together: each but the last of them gives its own position as
  * the next cookie, so a batch that ends inside such a run starts it again.
  *
- * Each batch walks the whole directory twice (the positions at or after
- * the cookie, to find the last one the batch can hold; then those entries
- * with their names) and sorts what it keeps: O(entries) per batch, as the
- * kernel's rebuilt hash tree is. A corrupt index is listed by byte offset.
+ * A batch probes the index for the hash of its first position, then reads
+ * leaves in index order. A leaf holds the hashes from its index entry's up
+ * to the next leaf's (which, with bit 0 set, continues a run of one hash
+ * across the two), so once a leaf is read every entry below the next
+ * leaf's starting hash is known: the batch sorts what it has, and stops
+ * reading once it holds enough complete entries. "." and ".." are block
+ * 0's first two entries. A directory whose index root is corrupt is
+ * listed by byte offset; an index found corrupt below the root ends the
+ * listing with EUCLEAN.
  */
 #include "internal.h"
 
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -39,9 +45,7 @@ typedef struct dx_scan {
 	ino_fs *fs;
 	unsigned version;      /* the root's hash version, unsigned variants included */
 	uint64_t from;         /* the batch's first position */
-	uint64_t last;         /* pass 2: the last position kept */
-	uint64_t *pos;         /* pass 1: positions at or after from */
-	dx_ent *ents;          /* pass 2: the entries kept */
+	dx_ent *ents;          /* the entries read, at or after from */
 	size_t n, cap;
 	uint32_t dot, dotdot;  /* their inode numbers (0: not met) */
 	uint8_t dottype, dotdottype;
@@ -56,78 +60,53 @@ static uint64_t dx_pos(const dx_scan *s, const char *name, size_t namelen)
 	return DX_POS_FIRST + (((uint64_t)(major >> 1) << 31) | (minor >> 1));
 }
 
+/* The smallest position of a hash (bit 0, the collision flag, ignored). */
+static uint64_t dx_pos_of_hash(uint32_t hash)
+{
+	return DX_POS_FIRST + ((uint64_t)(hash >> 1) << 31);
+}
+
 static bool dx_is_dot(const char *name, size_t namelen, int dots)
 {
 	return namelen == (size_t)dots && name[0] == '.' && (dots == 1 || name[1] == '.');
 }
 
-/* Grows an array of elem-byte elements to hold one more: 0 or -ENOMEM. */
-static int dx_grow(void **arr, size_t n, size_t *cap, size_t elem)
-{
-	void *p;
-
-	if (n < *cap)
-		return 0;
-	p = realloc(*arr, (*cap ? *cap * 2 : 256) * elem);
-	if (!p)
-		return -ENOMEM;
-	*arr = p;
-	*cap = *cap ? *cap * 2 : 256;
-	return 0;
-}
-
-/* Pass 1: "." and "..", and the positions at or after from. */
-static int dx_collect_pos(void *ctx, uint32_t ino, uint8_t type, const char *name,
-			  size_t namelen, uint64_t next)
+/* Block 0's "." and "..": the walk stops after the second entry. */
+static int dx_collect_dots(void *ctx, uint32_t ino, uint8_t type, const char *name,
+			   size_t namelen, uint64_t next)
 {
 	dx_scan *s = ctx;
-	uint64_t pos;
 
 	(void)next;
-	if (dx_is_dot(name, namelen, 1) && !s->dot) {
+	if (dx_is_dot(name, namelen, 1))
 		s->dot = ino, s->dottype = type;
-		return 0;
-	}
-	if (dx_is_dot(name, namelen, 2) && !s->dotdot) {
+	else if (dx_is_dot(name, namelen, 2))
 		s->dotdot = ino, s->dotdottype = type;
-		return 0;
-	}
-	pos = dx_pos(s, name, namelen);
-	if (pos < s->from)
-		return 0;
-	if ((s->err = dx_grow((void **)&s->pos, s->n, &s->cap, sizeof(*s->pos))) < 0)
-		return s->err;
-	s->pos[s->n++] = pos;
-	return 0;
+	return s->dotdot ? 1 : 0;
 }
 
-/* Pass 2: the entries from from to last, with their names. */
-static int dx_collect_ent(void *ctx, uint32_t ino, uint8_t type, const char *name,
-			  size_t namelen, uint64_t next)
+/* A leaf's entry, kept when at or after from. */
+static int dx_collect(void *ctx, uint32_t ino, uint8_t type, const char *name,
+		      size_t namelen, uint64_t next)
 {
 	dx_scan *s = ctx;
-	uint64_t pos;
+	uint64_t pos = dx_pos(s, name, namelen);
 	dx_ent *e;
 
 	(void)next;
-	if (dx_is_dot(name, namelen, 1) || dx_is_dot(name, namelen, 2))
+	if (pos < s->from)
 		return 0;
-	pos = dx_pos(s, name, namelen);
-	if (pos < s->from || pos > s->last)
-		return 0;
-	if ((s->err = dx_grow((void **)&s->ents, s->n, &s->cap, sizeof(*s->ents))) < 0)
-		return s->err;
+	if (s->n == s->cap) {
+		size_t cap = s->cap ? s->cap * 2 : 256;
+		dx_ent *p = realloc(s->ents, cap * sizeof(*p));
+		if (!p)
+			return s->err = -ENOMEM;
+		s->ents = p, s->cap = cap;
+	}
 	e = &s->ents[s->n++];
 	e->pos = pos, e->ino = ino, e->type = type, e->namelen = (uint8_t)namelen;
 	memcpy(e->name, name, namelen);
 	return 0;
-}
-
-static int dx_cmp_pos(const void *a, const void *b)
-{
-	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-
-	return x < y ? -1 : x > y;
 }
 
 /* By position, then by name: the order of a run of one position is fixed. */
@@ -143,57 +122,94 @@ static int dx_cmp_ent(const void *a, const void *b)
 }
 
 /* "." and "..", for a batch that starts before them. */
-static int dx_emit_dots(dx_scan *s, uint64_t *cookie, ino_dir_fn *fn, void *ctx)
+static int dx_emit_dots(dx_scan *s, uint64_t cookie, ino_dir_fn *fn, void *ctx)
 {
 	int r;
 
-	if (*cookie < DX_POS_DOT && s->dot) {
+	if (cookie < DX_POS_DOT && s->dot) {
 		r = fn(ctx, s->dot, s->dottype, ".", 1, DX_POS_DOT);
 		if (r)
 			return r;
 	}
-	if (*cookie < DX_POS_DOTDOT && s->dotdot) {
+	if (cookie < DX_POS_DOTDOT && s->dotdot) {
 		r = fn(ctx, s->dotdot, s->dotdottype, "..", 2, DX_POS_DOTDOT);
 		if (r)
 			return r;
 	}
-	if (*cookie < DX_POS_FIRST)
-		*cookie = DX_POS_FIRST;
 	return 0;
+}
+
+/* Reads leaves from the one that holds from's hash until at least batch
+ * entries are known complete or the leaves end: *complete gets the first
+ * position not complete yet (UINT64_MAX after the last leaf). */
+static int dx_read_leaves(dx_scan *s, const ino_inode *dir, size_t batch, uint64_t *complete)
+{
+	uint32_t hash = (uint32_t)(((s->from - DX_POS_FIRST) >> 31) << 1), next, lblk;
+	ino_buf b = {0};
+	ino_dx_path p;
+	ino_dx_bad bad;
+	size_t done;
+	int r = ino_dx_probe_hash(s->fs, dir, NULL, 0, hash, &p, &bad);
+
+	for (uint64_t n = 0; r == 0; n++) {
+		if (n > p.nblocks) {
+			r = INO_BAD_DX;
+			snprintf(bad.why, sizeof(bad.why), "more leaves than blocks");
+			bad.blk = p.frames[0].b.blocknr;
+			break;
+		}
+		r = ino_dx_leaf(&p, &lblk, &bad);
+		if (r == 0)
+			r = ino_dir_block_get(s->fs, dir, lblk, &b);
+		if (r == 0) {
+			r = ino_dir_walk_block(s->fs, dir, &b, lblk, 0, dx_collect, s);
+			ino_blk_put(s->fs, &b);
+		}
+		if (r)
+			break;
+		*complete = ino_dx_next_start(&p, &next) ? dx_pos_of_hash(next) : UINT64_MAX;
+		done = 0;
+		for (size_t i = 0; i < s->n; i++)
+			done += s->ents[i].pos < *complete;
+		if (done >= batch || *complete == UINT64_MAX)
+			break;
+		r = ino_dx_next_leaf(s->fs, dir, &p, &bad);
+	}
+	ino_dx_put(s->fs, &p);
+	if (r == INO_BAD_DX) { /* met past the root: the listing stops there */
+		cm_warn("corrupt htree ino=%u blk=%llu: %s", dir->ino,
+			(unsigned long long)bad.blk, bad.why);
+		r = -EUCLEAN;
+	}
+	return s->err < 0 ? s->err : r;
 }
 
 static int dx_readdir(ino_fs *fs, const ino_inode *dir, unsigned version, uint64_t cookie,
 		      size_t batch, ino_dir_fn *fn, void *ctx)
 {
-	dx_scan s = {.fs = fs, .version = version, .from = cookie < DX_POS_FIRST ? DX_POS_FIRST : cookie};
-	bool more;
-	int r;
+	dx_scan s = {.fs = fs, .version = version,
+		     .from = cookie < DX_POS_FIRST ? DX_POS_FIRST : cookie};
+	uint64_t complete = 0;
+	size_t i;
+	int r = ino_dir_iterate(fs, dir, 0, dx_collect_dots, &s);
 
-	r = ino_dir_iterate(fs, dir, 0, dx_collect_pos, &s);
+	if (r >= 0)
+		r = dx_emit_dots(&s, cookie, fn, ctx);
 	if (r == 0)
-		r = dx_emit_dots(&s, &cookie, fn, ctx);
-	if (r || s.n == 0)
-		goto out;
-	qsort(s.pos, s.n, sizeof(*s.pos), dx_cmp_pos);
-	s.last = s.pos[(s.n > batch ? batch : s.n) - 1];
-	more = s.pos[s.n - 1] > s.last;
-	s.n = 0;
-	s.cap = 0;
-	r = ino_dir_iterate(fs, dir, 0, dx_collect_ent, &s);
-	if (r)
-		goto out;
-	qsort(s.ents, s.n, sizeof(*s.ents), dx_cmp_ent);
-	for (size_t i = 0; i < s.n && r == 0; i++) {
-		const dx_ent *e = &s.ents[i];
-		uint64_t next = i + 1 < s.n && s.ents[i + 1].pos == e->pos ? e->pos : e->pos + 1;
-		r = fn(ctx, e->ino, e->type, e->name, e->namelen, next);
+		r = dx_read_leaves(&s, dir, batch, &complete);
+	if (r == 0) {
+		qsort(s.ents, s.n, sizeof(*s.ents), dx_cmp_ent);
+		for (i = 0; i < s.n && s.ents[i].pos < complete && r == 0; i++) {
+			const dx_ent *e = &s.ents[i];
+			uint64_t next = i + 1 < s.n && s.ents[i + 1].pos == e->pos ? e->pos
+										   : e->pos + 1;
+			r = fn(ctx, e->ino, e->type, e->name, e->namelen, next);
+		}
+		if (r == 0 && complete != UINT64_MAX)
+			r = 1; /* the batch is done, the directory is not */
 	}
-	if (r == 0 && more)
-		r = 1; /* the batch is done, the directory is not */
-out:
-	free(s.pos);
 	free(s.ents);
-	return s.err < 0 ? s.err : r;
+	return r;
 }
 
 int ino_dir_readdir(ino_fs *fs, const ino_inode *dir, uint64_t cookie, size_t batch,

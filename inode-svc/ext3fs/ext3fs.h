@@ -201,11 +201,13 @@ int ino_dir_iterate(ino_fs *fs, const ino_inode *dir, uint64_t cookie,
  * delivers them, for a batch of about `batch` entries. An indexed
  * directory is listed in hash order with hash-position cookies (so a leaf
  * split between two batches neither repeats nor loses an entry), "." and
- * ".." first; any other directory, or one whose index is corrupt, by byte
- * offset (ino_dir_iterate). Returns 0 once the directory is done, 1 (or
- * the callback's non-zero value) when the batch ended before, or an error
- * as ino_dir_iterate, or -ENOMEM. The caller keeps the directory from
- * changing during the call.
+ * ".." first, reading only the leaves the batch needs; any other
+ * directory, or one whose index root is corrupt, by byte offset
+ * (ino_dir_iterate). Returns 0 once the directory is done, 1 (or the
+ * callback's non-zero value) when the batch ended before, or an error as
+ * ino_dir_iterate (-EUCLEAN too for an index found corrupt below its
+ * root), or -ENOMEM. The caller keeps the directory from changing during
+ * the call.
  */
 int ino_dir_readdir(ino_fs *fs, const ino_inode *dir, uint64_t cookie, size_t batch,
 		    ino_dir_fn *fn, void *ctx);

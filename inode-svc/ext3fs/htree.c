@@ -211,6 +211,39 @@ static int dx_next(ino_fs *fs, const ino_inode *dir, ino_dx_path *p,
 	return 0;
 }
 
+int ino_dx_next_leaf(ino_fs *fs, const ino_inode *dir, ino_dx_path *p, ino_dx_bad *bad)
+{
+	ino_dx_frame *frames = p->frames;
+	unsigned i = p->levels - 1;
+	int r;
+
+	while (frames[i].at + 1 >= frames[i].count) {
+		if (i == 0)
+			return -ENOENT;
+		i--;
+	}
+	frames[i].at++;
+	for (i++; i < p->levels; i++) {
+		r = dx_read_node(fs, dir, p->nblocks, &frames[i - 1], &frames[i], bad);
+		if (r)
+			return r;
+		frames[i].at = 0;
+	}
+	return 0;
+}
+
+bool ino_dx_next_start(const ino_dx_path *p, uint32_t *ret_hash)
+{
+	for (unsigned i = p->levels; i-- > 0;) {
+		const ino_dx_frame *f = &p->frames[i];
+		if (f->at + 1 < f->count) {
+			*ret_hash = ino_dx_hash_at(f, f->at + 1);
+			return true;
+		}
+	}
+	return false;
+}
+
 /* Searches the leaf the path points at, then its continuations. */
 static int dx_search_leaves(ino_fs *fs, const ino_inode *dir, ino_dx_path *p,
 			    const char *name, size_t namelen,
@@ -259,6 +292,12 @@ void ino_dx_put(ino_fs *fs, ino_dx_path *p)
 int ino_dx_probe(ino_fs *fs, const ino_inode *dir, const char *name,
 		 size_t namelen, ino_dx_path *p, ino_dx_bad *bad)
 {
+	return ino_dx_probe_hash(fs, dir, name, namelen, 0, p, bad);
+}
+
+int ino_dx_probe_hash(ino_fs *fs, const ino_inode *dir, const char *name,
+		      size_t namelen, uint32_t hash, ino_dx_path *p, ino_dx_bad *bad)
+{
 	int64_t nblocks;
 	unsigned i;
 	int r;
@@ -273,8 +312,10 @@ int ino_dx_probe(ino_fs *fs, const ino_inode *dir, const char *name,
 		return r;
 	if (fs->hash_unsigned)
 		p->version += EXT3_DX_HASH_LEGACY_UNSIGNED;
-	(void)ino_hash(p->version, fs->hash_seed, name, namelen, &p->hash,
-		       NULL);
+	p->hash = hash;
+	if (name)
+		(void)ino_hash(p->version, fs->hash_seed, name, namelen, &p->hash,
+			       NULL);
 	dx_search(&p->frames[0], p->hash);
 	for (i = 1; i < p->levels; i++) {
 		r = dx_read_node(fs, dir, p->nblocks, &p->frames[i - 1],

@@ -150,6 +150,11 @@ typedef struct ino_dirent {
 int ino_dirent_parse(const ino_fs *fs, const uint8_t *block, uint32_t off,
 		     ino_dirent *ret, char *why, size_t whylen);
 
+/* dir.c: delivers the in-use entries of directory block lblk (held in b)
+ * that start at or after byte boff, as ino_dir_iterate does. */
+int ino_dir_walk_block(const ino_fs *fs, const ino_inode *dir, const ino_buf *b,
+		       uint64_t lblk, uint32_t boff, ino_dir_fn *fn, void *ctx);
+
 /*
  * dir.c: searches one directory block for name.  Returns 1 and sets
  * *ret_ino when found, 0 when not, -EUCLEAN with the reason in why.
@@ -216,6 +221,16 @@ typedef struct ino_dx_path {
 int ino_dx_probe(ino_fs *fs, const ino_inode *dir, const char *name,
 		 size_t namelen, ino_dx_path *p, ino_dx_bad *bad);
 void ino_dx_put(ino_fs *fs, ino_dx_path *p);
+/* htree.c: ino_dx_probe for a hash instead of a name (name NULL). */
+int ino_dx_probe_hash(ino_fs *fs, const ino_inode *dir, const char *name,
+		      size_t namelen, uint32_t hash, ino_dx_path *p, ino_dx_bad *bad);
+/* htree.c: moves the path to the next leaf in hash order, whatever its
+ * hash: 0, -ENOENT after the last, INO_BAD_DX or -errno. */
+int ino_dx_next_leaf(ino_fs *fs, const ino_inode *dir, ino_dx_path *p, ino_dx_bad *bad);
+/* htree.c: the index hash at which the leaf after the path's starts (its
+ * bit 0 set when that leaf continues a collision run): false after the
+ * last leaf. */
+bool ino_dx_next_start(const ino_dx_path *p, uint32_t *ret_hash);
 /* htree.c: the leaf the path's last frame points at: 0 or INO_BAD_DX. */
 int ino_dx_leaf(const ino_dx_path *p, uint32_t *ret_lblk, ino_dx_bad *bad);
 /* htree.c: an index entry's hash and (24-bit) block. */
