@@ -182,35 +182,6 @@ int ino_dx_leaf(const ino_dx_path *p, uint32_t *ret_lblk, ino_dx_bad *bad)
 	return 0;
 }
 
-/*
- * Moves to the next leaf if it continues the collision run of the path's
- * hash (ext3_htree_next_block).  Returns 0 (moved), -ENOENT (the run
- * ends), INO_BAD_DX or -errno.
- */
-static int dx_next(ino_fs *fs, const ino_inode *dir, ino_dx_path *p,
-		   ino_dx_bad *bad)
-{
-	ino_dx_frame *frames = p->frames;
-	unsigned i = p->levels - 1;
-	int r;
-
-	while (frames[i].at + 1 >= frames[i].count) {
-		if (i == 0)
-			return -ENOENT;
-		i--;
-	}
-	frames[i].at++;
-	if ((ino_dx_hash_at(&frames[i], frames[i].at) & ~1u) != p->hash)
-		return -ENOENT;
-	for (i++; i < p->levels; i++) {
-		r = dx_read_node(fs, dir, p->nblocks, &frames[i - 1],
-				 &frames[i], bad);
-		if (r)
-			return r;
-	}
-	return 0;
-}
-
 int ino_dx_next_leaf(ino_fs *fs, const ino_inode *dir, ino_dx_path *p, ino_dx_bad *bad)
 {
 	ino_dx_frame *frames = p->frames;
@@ -227,7 +198,6 @@ int ino_dx_next_leaf(ino_fs *fs, const ino_inode *dir, ino_dx_path *p, ino_dx_ba
 		r = dx_read_node(fs, dir, p->nblocks, &frames[i - 1], &frames[i], bad);
 		if (r)
 			return r;
-		frames[i].at = 0;
 	}
 	return 0;
 }
@@ -242,6 +212,21 @@ bool ino_dx_next_start(const ino_dx_path *p, uint32_t *ret_hash)
 		}
 	}
 	return false;
+}
+
+/*
+ * Moves to the next leaf if it continues the collision run of the path's
+ * hash (ext3_htree_next_block).  Returns 0 (moved), -ENOENT (the run
+ * ends), INO_BAD_DX or -errno.
+ */
+static int dx_next(ino_fs *fs, const ino_inode *dir, ino_dx_path *p,
+		   ino_dx_bad *bad)
+{
+	uint32_t next;
+
+	if (!ino_dx_next_start(p, &next) || (next & ~1u) != p->hash)
+		return -ENOENT;
+	return ino_dx_next_leaf(fs, dir, p, bad);
 }
 
 /* Searches the leaf the path points at, then its continuations. */
