@@ -5,10 +5,13 @@ T_TOP=$(cd "$(dirname "$0")/../.." && pwd)
 t_n=0
 t_failed=0
 
+# A failure is said on stderr too, which prove shows without -v: a CI log
+# then names the check that failed, not only its number.
 t_ok() { # t_ok STATUS MESSAGE: STATUS 0 passes
 	t_n=$((t_n + 1))
 	if [ "$1" -eq 0 ]; then echo "ok $t_n - $2"; else
-		echo "not ok $t_n - $2"; t_failed=$((t_failed + 1)); fi
+		echo "not ok $t_n - $2"; echo "# $(basename "$0"): not ok $t_n - $2" >&2
+		t_failed=$((t_failed + 1)); fi
 }
 t_run() { # t_run MESSAGE CMD...: passes when CMD exits 0
 	msg=$1; shift
@@ -17,7 +20,7 @@ t_run() { # t_run MESSAGE CMD...: passes when CMD exits 0
 }
 t_is() { # t_is GOT WANT MESSAGE
 	if [ "$1" = "$2" ]; then t_ok 0 "$3"; else
-		t_ok 1 "$3"; echo "# got '$1', want '$2'"; fi
+		t_ok 1 "$3"; echo "# got '$1', want '$2'"; echo "#   got '$1', want '$2'" >&2; fi
 }
 t_check() { # t_check STATUS MESSAGE FILE: t_ok, FILE's head as diagnostics on a failure
 	t_ok "$1" "$2"
