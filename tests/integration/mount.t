@@ -156,8 +156,7 @@ t_ok "$([ "$(t_field $n services.ext3d-fuse.restarts)" -ge 1 ]; echo $?)" "statu
 
 # A group restart: ext3d-fuse keeps running and its session re-attaches.
 old=$(fuse_pid)
-kill -9 "$(t_svc_pid $n inode-svc)"
-sleep 0.3
+t_kill_svc $n inode-svc
 t_instance_wait_ready $n >/dev/null
 t_is "$(fuse_pid)" "$old" "a group restart (inode-svc killed) leaves ext3d-fuse running"
 # Nothing was in flight at the restart: the first call after it succeeds.
@@ -175,8 +174,7 @@ t_ok $ok "and the mount serves the new group"
 # through the old descriptor must fail, not land in that file.
 exec 3>"$mnt/rolled-$$"
 fino=$(stat -c %i "$mnt/rolled-$$")
-kill -9 "$(t_svc_pid $n inode-svc)"
-sleep 0.3
+t_kill_svc $n inode-svc
 t_instance_wait_ready $n >/dev/null
 : >"$T_TMP/empty"
 if "$T_EXT3D" --instance $n stat "/rolled-$$" >/dev/null 2>&1; then
@@ -198,8 +196,7 @@ exec 3>&-
 "$T_EXT3D" --instance $n put "$T_TMP/empty" "/other-$$" >/dev/null 2>&1
 exec 5>>"$mnt/other-$$"
 oino=$(stat -c %i "$mnt/other-$$")
-kill -9 "$(t_svc_pid $n inode-svc)"
-sleep 0.3
+t_kill_svc $n inode-svc
 t_instance_wait_ready $n >/dev/null
 printf 'secret\n' >"$T_TMP/secret"
 if "$T_EXT3D" --instance $n stat "/other-$$" >/dev/null 2>&1; then
@@ -228,8 +225,7 @@ printf 'one\n' >"$mnt/app-$$" && sync "$mnt/app-$$"
 t_ok $? "the next one works"
 exec 4>>"$mnt/app-$$"
 printf 'two\n' >&4
-kill -9 "$(t_svc_pid $n inode-svc)"
-sleep 0.3
+t_kill_svc $n inode-svc
 t_instance_wait_ready $n >/dev/null
 if [ "$("$T_EXT3D" --instance $n cat "/app-$$" 2>&1)" != one ]; then
 	t_skip "the append was committed before the kill" "an append after a lost one"

@@ -39,9 +39,8 @@ for svc in inode-svc journald-svc; do
 	w=$!
 	sleep 1.5
 	before=$(grep -c '' "$log" 2>/dev/null || echo 0)
-	pid=$(t_svc_pid $n $svc)
-	kill -9 "$pid"
-	t_ok $? "SIGKILL $svc (pid $pid) with fsyncs running ($before acknowledged so far)"
+	t_kill_svc $n $svc
+	t_ok $? "SIGKILL $svc (pid $t_killed_pid) with fsyncs running ($before acknowledged so far)"
 	t_instance_wait_ready $n
 	t_ok $? "the group is back after the kill of $svc"
 	wait $w
@@ -61,7 +60,7 @@ for svc in inode-svc journald-svc; do
 	exec 9>"$fifo"
 	for _ in $(seq 100); do grep -q '^ready' "$T_TMP/eio.out" && break; sleep 0.1; done
 	grep -q '^ready' "$T_TMP/eio.out" || sed 's/^/#   /' "$T_TMP/eio.out"
-	kill -9 "$(t_svc_pid $n $svc)"
+	t_kill_svc $n $svc
 	t_instance_wait_ready $n
 	t_ok $? "group back after the kill of $svc"
 	echo go >&9

@@ -31,17 +31,6 @@ up() { # up MODE
 }
 # A number in [0, $1) from the round's seed.
 rnd() { awk -v s="$2" -v m="$1" 'BEGIN { srand(s); print int(rand() * m) }'; }
-# seen_dead SERVICE PID: waits until status no longer shows SERVICE as PID,
-# so that "ready" afterwards is the new generation's (a check that attached
-# to the old one saw the group stopped under it: EIO, not a durability
-# failure).
-seen_dead() {
-	for _ in $(seq 200); do
-		[ "$(t_svc_pid $n "$1" 2>/dev/null)" != "$2" ] && return 0
-		sleep 0.05
-	done
-}
-
 mode=ordered
 up $mode
 t_ok $? "instance ready ($mode)"
@@ -67,7 +56,7 @@ for sn in 4:5 6:12 27:8; do
 	done
 	if [ "$st" = T ]; then
 		pid=$(t_svc_pid $n inode-svc)
-		kill -9 "$pid" && sent=$((sent + 1)) && seen_dead inode-svc "$pid"
+		kill -9 "$pid" && sent=$((sent + 1)) && t_seen_dead $n inode-svc "$pid"
 		t_instance_wait_ready $n >/dev/null
 	fi
 	kill -CONT $w
@@ -96,7 +85,7 @@ for i in $(seq "$kills"); do
 	else
 		pid=$(t_svc_pid $n "$t" 2>/dev/null)
 		[ -n "$pid" ] && [ "$pid" != 0 ] && kill -9 "$pid" 2>/dev/null && sent=$((sent + 1)) &&
-			seen_dead "$t" "$pid"
+			t_seen_dead $n "$t" "$pid"
 	fi
 	wait $w 2>/dev/null
 	if ! t_instance_wait_ready $n >"$T_TMP/ready.out"; then

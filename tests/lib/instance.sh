@@ -71,6 +71,26 @@ print(v)' "$2"
 # t_svc_pid NAME SERVICE
 t_svc_pid() { t_field "$1" "services.$2.pid"; }
 
+# t_seen_dead NAME SERVICE PID: waits (up to 10 s) until status no longer
+# shows SERVICE of instance NAME as PID, so that a "ready" seen afterwards
+# is the restarted group's, not the state from before the supervisor
+# noticed the death (a call made then meets the group stopping under it).
+t_seen_dead() {
+	for _ in $(seq 200); do
+		[ "$(t_svc_pid "$1" "$2" 2>/dev/null)" != "$3" ] && return 0
+		sleep 0.05
+	done
+	return 1
+}
+
+# t_kill_svc NAME SERVICE: SIGKILLs SERVICE of instance NAME, then
+# t_seen_dead; the pid killed in t_killed_pid.
+t_kill_svc() {
+	t_killed_pid=$(t_svc_pid "$1" "$2")
+	[ -n "$t_killed_pid" ] && [ "$t_killed_pid" != 0 ] && kill -9 "$t_killed_pid" || return 1
+	t_seen_dead "$1" "$2" "$t_killed_pid"
+}
+
 # t_need_fuse: skips the whole test unless root, /dev/fuse and ext3d-fuse.
 t_need_fuse() {
 	t_need_root "mount(2) of a FUSE file system"
