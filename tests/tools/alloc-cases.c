@@ -215,8 +215,14 @@ static void ac_case_inodes(ac_thr *t)
 	ac_is(a, ac_igroup(a, files[2]), ac_igroup(a, top[0]), "so does a file");
 	for (int i = 1; i < 5; i++)
 		r |= ac_ialloc1(t, top[0], AC_DIR, CM_AL_TOPDIR, &sub[i]);
-	ac_report(a, ac_groups_of(a, sub + 1, 4) >= 3, "4 directories under a TOPDIR parent "
-		  "spread over %u groups", ac_groups_of(a, sub + 1, 4));
+	/* Orlov starts at a random group and takes the eligible one with the
+	 * fewest directories, eligible meaning at least the average free
+	 * inodes and blocks; each directory's first block takes its group
+	 * below the block average, so two groups may be all that is left
+	 * (seen once in CI). More than one group is what tells the spread
+	 * from the parent's group that a plain directory gets. */
+	ac_report(a, ac_groups_of(a, sub + 1, 4) >= 2, "4 directories under a TOPDIR parent "
+		  "spread over %u groups, not kept in the parent's", ac_groups_of(a, sub + 1, 4));
 	ac_is(a, r, 0, "every inode allocated");
 	for (int i = 0; i < 3; i++)
 		r |= ac_ifree1(t, files[i], AC_REG);
