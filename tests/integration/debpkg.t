@@ -16,6 +16,11 @@ set -u
 t_need_root "dpkg -i of the package on this machine, mounts"
 command -v dpkg-buildpackage >/dev/null && command -v dh >/dev/null ||
 	t_skip_all "no dpkg-buildpackage or debhelper (compose/install-deps installs them)"
+# One package test on the machine at a time: dpkg's database is the
+# machine's, and a soak and a CI run may both be at this test (dpkg -i
+# failed once on the other's frontend lock). The lock goes with the test.
+exec 8>/tmp/ext3d-debpkg.lock
+flock -w 900 8 || t_skip_all "another debpkg.t held /tmp/ext3d-debpkg.lock for 15 minutes"
 if dpkg-query -W -f='${Status}' ext3d 2>/dev/null | grep -q 'install ok installed'; then
 	t_skip_all "an ext3d package is installed already: not replaced by a test"
 fi
