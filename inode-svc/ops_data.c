@@ -17,16 +17,26 @@
 #include "journal.h"
 #include "ops.h"
 
-/* The set-id bits a change by c takes away (should_remove_suid). */
-static uint16_t ino_killpriv(const ino_inode *in, bool root)
+/* Whether a change by c takes set-group-ID away (setattr_should_drop_sgid):
+ * when the group may execute, or c is neither root nor in the file's group. */
+static bool ino_drop_sgid(const ino_inode *in, const ino_creds *c)
+{
+	return (in->mode & S_ISGID) &&
+	       ((in->mode & S_IXGRP) || (c->uid != 0 && !ino_cred_in_group(c, in->gid)));
+}
+
+/* The set-id bits a write or truncate by c takes away
+ * (setattr_should_drop_suidgid): none for root (CAP_FSETID), whatever
+ * ext3d-fuse checked for the caller. */
+static uint16_t ino_killpriv(const ino_inode *in, const ino_creds *c)
 {
 	uint16_t kill = 0;
 
-	if (root || !S_ISREG(in->mode))
+	if (c->uid == 0 || !S_ISREG(in->mode))
 		return 0;
 	if (in->mode & S_ISUID)
 		kill |= S_ISUID;
-	if ((in->mode & (S_ISGID | S_IXGRP)) == (S_ISGID | S_IXGRP))
+	if (ino_drop_sgid(in, c))
 		kill |= S_ISGID;
 	return kill;
 }
@@ -57,7 +67,7 @@ static size_t ino_write_chunk(ino_svc *s, uint64_t off, size_t len)
 static int ino_write_loop(ino_svc *s, const ino_creds *c, ino_inode *in, const uint8_t *buf,
 			  size_t len, uint64_t off, bool sync, size_t *done)
 {
-	uint16_t kill = ino_killpriv(in, ino_capable(c));
+	uint16_t kill = ino_killpriv(in, c);
 	uint32_t tid;
 	ino_txn *t;
 	int r = 0;
@@ -207,8 +217,10 @@ static int ino_setattr_txn(ino_svc *s, const ino_creds *c, ino_txn *t, const cm_
 	uint32_t f = rq->flags;
 	int r = 0;
 
+	/* do_truncate takes the set-id bits whether the size changes or not */
+	if (f & CM_FS_SET_SIZE)
+		in->mode &= (uint16_t)~ino_killpriv(in, c);
 	if ((f & CM_FS_SET_SIZE) && rq->offset != in->size) {
-		in->mode &= (uint16_t)~ino_killpriv(in, ino_capable(c));
 		r = ino_truncate(s->fs, t, in, rq->offset);
 		if (r < 0)
 			return r;
@@ -223,10 +235,11 @@ static int ino_setattr_txn(ino_svc *s, const ino_creds *c, ino_txn *t, const cm_
 		in->mode = (uint16_t)((in->mode & S_IFMT) | mode);
 	}
 	if ((f & (CM_FS_SET_UID | CM_FS_SET_GID)) && !S_ISDIR(in->mode)) {
-		/* chown takes setuid, and setgid of a group-executable file */
-		in->mode &= (uint16_t)~S_ISUID;
-		if (in->mode & S_IXGRP)
+		/* chown takes setuid, and setgid as ino_drop_sgid says (with the
+		 * group the file had) */
+		if (ino_drop_sgid(in, c))
 			in->mode &= (uint16_t)~S_ISGID;
+		in->mode &= (uint16_t)~S_ISUID;
 	}
 	if (f & CM_FS_SET_UID)
 		in->uid = rq->uid;

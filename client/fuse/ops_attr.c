@@ -88,8 +88,8 @@ static bool xf_in_group(fuse_req_t req, gid_t gid)
  * with both ids -1; notify_change turns the kill of a bit that is set
  * into ATTR_MODE, and a mode change is the owner's right (setattr_prepare):
  * EPERM for anyone else but root. The FUSE module sends no mode in this
- * case, so the daemon works it out: 0 (set and valid take the new mode),
- * or -EPERM. */
+ * case, so the daemon works it out: 0, set and valid taking the new mode
+ * for the owner or root. */
 static int xf_chown_none(fuse_req_t req, xf_fs *x, uint64_t ino, ext3d_setattr *set,
 			 unsigned *valid)
 {
@@ -106,8 +106,14 @@ static int xf_chown_none(fuse_req_t req, xf_fs *x, uint64_t ino, ext3d_setattr *
 		kill |= S_ISGID;
 	if (!kill)
 		return 0;
+	/* From anyone but the owner only the set-group-ID bit of a caller
+	 * outside the file's group gets here (FUSE sends the other kills as
+	 * a mode, which setattr_prepare refuses a non-owner first), and a
+	 * write's kill looks the same as chown(f, -1, -1). The write is
+	 * let through and takes the bit itself (inode-svc); the chown is let
+	 * through too, where the kernel's ext3 says EPERM (docs/fuse.md). */
 	if (uid != 0 && uid != a.uid)
-		return -EPERM;
+		return 0;
 	*valid |= EXT3D_SET_MODE;
 	set->mode = a.mode & 07777 & ~kill;
 	return 0;
@@ -133,8 +139,13 @@ void xf_setattr(fuse_req_t req, fuse_ino_t ino, struct stat *attr, int to_set,
 	r = valid ? 0 : xf_chown_none(req, x, xf_ino(ino), &set, &valid);
 	if (!valid)
 		valid = EXT3D_SET_CTIME_NOW;
+	/* A size change is made as the caller, who may lose set-id bits by it. */
+	if (r == 0 && (valid & EXT3D_SET_SIZE))
+		r = xf_creds_checked(req);
 	if (r == 0)
 		r = ext3d_setattr_ino(x->fs, xf_ino(ino), &set, valid, &a);
+	if (valid & EXT3D_SET_SIZE)
+		xf_creds_end(req);
 	if (r < 0) {
 		fuse_reply_err(req, -r);
 		return;
