@@ -19,6 +19,7 @@
 # and stops an instance.
 set -u
 . "$(dirname "$0")/../lib/tap.sh"
+. "$(dirname "$0")/../lib/imgcheck.sh"
 
 t_need_root "sandboxed services, mounts and a mount namespace"
 unset EXT3D_PROGRESS
@@ -147,12 +148,8 @@ else
 	grep -q "ns: fstab mount ok" "$T_TMP/ns.out" && grep -q "ns: instance 2 stopped" "$T_TMP/ns.out"
 	t_ok $? "an fstab line mounts it (mount DIR) and umount stops it again"
 	sed 's/^/#   /' "$T_TMP/ns.out" | grep -v "ns: " | head -10
-	e2fsck -fn "$img" >"$T_TMP/fsck2" 2>&1
-	t_ok $? "e2fsck -fn clean after the umounts"
-	dumpe2fs -h "$img" 2>/dev/null | grep -q "features:.*needs_recovery"
-	t_ok $((! $?)) "needs_recovery is clear"
-	got=$(debugfs -R "cat /mt" "$img" 2>/dev/null; debugfs -R "cat /fs" "$img" 2>/dev/null)
-	t_is "$(echo $got)" "via mount -t via fstab" "debugfs reads what was written through both mounts"
+	t_img_stopped_clean "$img" "after the umounts"
+	t_is "$(t_img_cat "$img" /mt /fs)" "via mount -t via fstab" "debugfs reads what was written through both mounts"
 fi
 
 # --foreground under a service manager: READY=1 from the main pid, then

@@ -284,6 +284,21 @@ static void ex_names(const ps_op *op, ps_out *o)
 		ps_lstat_print(o, op->p0);
 }
 
+/* Whether the caller is in group gid, as its effective or a
+ * supplementary group. */
+static bool ps_in_group(gid_t gid)
+{
+	gid_t groups[64];
+	int n = getgroups(64, groups);
+
+	if (gid == getegid())
+		return true;
+	for (int i = 0; i < n; i++)
+		if (groups[i] == gid)
+			return true;
+	return false;
+}
+
 static void ex_attrs(const ps_op *op, ps_out *o)
 {
 	struct timespec ts[2];
@@ -298,6 +313,19 @@ static void ex_attrs(const ps_op *op, ps_out *o)
 	case PS_CHOWN:
 		ps_printf(o, "fchownat %s %lld %lld 0x%x", ps_p(op->p0), (long long)op->a, (long long)op->b,
 			  (unsigned)op->flags);
+		/* chown(f, -1, -1) by a caller who neither owns a set-group-ID
+		 * non-directory nor is in its group: the kernel's ext3 says
+		 * EPERM (the kill of the bit it asks for is a mode change).
+		 * Through FUSE that kill reaches ext3d-fuse as the same
+		 * field-less SETATTR a write by that caller sends, which must
+		 * succeed, so it succeeds (docs/fuse.md). Not an ext3d answer:
+		 * such calls are not made. */
+		if (op->a == -1 && op->b == -1 && geteuid() != 0 && fstatat(AT_FDCWD, op->p0, &st, op->flags) == 0 &&
+		    !S_ISDIR(st.st_mode) && st.st_uid != geteuid() && (st.st_mode & S_ISGID) &&
+		    !ps_in_group(st.st_gid)) {
+			ps_printf(o, "; (by a non-owner of a set-id file, not made)");
+			return;
+		}
 		r = fchownat(AT_FDCWD, op->p0, (uid_t)op->a, (gid_t)op->b, op->flags);
 		break;
 	case PS_UTIMES:
