@@ -16,7 +16,7 @@ void xf_getattr(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 	xf_fs *x = xf_of(req);
 	ext3d_attr a;
 	struct stat st;
-	int r = ext3d_getattr(x->fs, xf_ino(ino), &a);
+	int r = xf_dir_cached(x, xf_ino(ino), &a) ? 0 : ext3d_getattr(x->fs, xf_ino(ino), &a);
 
 	(void)fi;
 	if (r < 0) {
@@ -106,12 +106,13 @@ static int xf_chown_none(fuse_req_t req, xf_fs *x, uint64_t ino, ext3d_setattr *
 		kill |= S_ISGID;
 	if (!kill)
 		return 0;
-	/* From anyone but the owner only the set-group-ID bit of a caller
-	 * outside the file's group gets here (FUSE sends the other kills as
-	 * a mode, which setattr_prepare refuses a non-owner first), and a
-	 * write's kill looks the same as chown(f, -1, -1). The write is
-	 * let through and takes the bit itself (inode-svc); the chown is let
-	 * through too, where the kernel's ext3 says EPERM (docs/fuse.md). */
+	/* From anyone but the owner only the set-group-ID bit of a group
+	 * that may not execute, by a caller outside the group, gets here:
+	 * FUSE sends the other kills as a mode, which setattr_prepare
+	 * refuses a non-owner first. A write's kill of that bit looks the
+	 * same as chown(f, -1, -1). The write is let through and takes the
+	 * bit itself (inode-svc); the chown is let through too, where the
+	 * kernel's ext3 says EPERM (docs/fuse.md). */
 	if (uid != 0 && uid != a.uid)
 		return 0;
 	*valid |= EXT3D_SET_MODE;
@@ -142,8 +143,12 @@ void xf_setattr(fuse_req_t req, fuse_ino_t ino, struct stat *attr, int to_set,
 	/* A size change is made as the caller, who may lose set-id bits by it. */
 	if (r == 0 && (valid & EXT3D_SET_SIZE))
 		r = xf_creds_checked(req);
-	if (r == 0)
+	if (r == 0) {
+		xf_dirtok tok = xf_dir_begin(x, xf_ino(ino));
+
 		r = ext3d_setattr_ino(x->fs, xf_ino(ino), &set, valid, &a);
+		xf_dir_end(x, &tok, NULL);
+	}
 	if (valid & EXT3D_SET_SIZE)
 		xf_creds_end(req);
 	if (r < 0) {

@@ -314,15 +314,16 @@ static void ex_attrs(const ps_op *op, ps_out *o)
 		ps_printf(o, "fchownat %s %lld %lld 0x%x", ps_p(op->p0), (long long)op->a, (long long)op->b,
 			  (unsigned)op->flags);
 		/* chown(f, -1, -1) by a caller who neither owns a set-group-ID
-		 * non-directory nor is in its group: the kernel's ext3 says
+		 * non-directory whose group may not execute nor is in its
+		 * group: the kernel's ext3 says
 		 * EPERM (the kill of the bit it asks for is a mode change).
 		 * Through FUSE that kill reaches ext3d-fuse as the same
 		 * field-less SETATTR a write by that caller sends, which must
 		 * succeed, so it succeeds (docs/fuse.md). Not an ext3d answer:
 		 * such calls are not made. */
 		if (op->a == -1 && op->b == -1 && geteuid() != 0 && fstatat(AT_FDCWD, op->p0, &st, op->flags) == 0 &&
-		    !S_ISDIR(st.st_mode) && st.st_uid != geteuid() && (st.st_mode & S_ISGID) &&
-		    !ps_in_group(st.st_gid)) {
+		    !S_ISDIR(st.st_mode) && st.st_uid != geteuid() &&
+		    (st.st_mode & (S_ISGID | S_IXGRP)) == S_ISGID && !ps_in_group(st.st_gid)) {
 			ps_printf(o, "; (by a non-owner of a set-id file, not made)");
 			return;
 		}
