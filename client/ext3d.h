@@ -158,6 +158,10 @@ int ext3d_mknod_ino(ext3d *fs, uint64_t dir, const char *name, uint32_t mode, ui
  * directory has none, as the kernel's posix_acl_create does. */
 int ext3d_mknod_umask_ino(ext3d *fs, uint64_t dir, const char *name, uint32_t mode,
 			  uint32_t rdev, uint32_t umask, ext3d_attr *ret);
+/* ext3d_mknod_umask_ino, and the directory's attributes just after the
+ * call into *dir_ret, in the same reply. */
+int ext3d_mknod_dirattr_ino(ext3d *fs, uint64_t dir, const char *name, uint32_t mode,
+			    uint32_t rdev, uint32_t umask, ext3d_attr *ret, ext3d_attr *dir_ret);
 int ext3d_symlink_ino(ext3d *fs, uint64_t dir, const char *name, const char *target,
 		      ext3d_attr *ret);
 int ext3d_link_ino(ext3d *fs, uint64_t ino, uint64_t newdir, const char *name, ext3d_attr *ret);

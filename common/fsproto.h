@@ -87,6 +87,9 @@ typedef struct cm_fs_extent {
  * unless the directory has a default ACL, which masks it instead (the
  * kernel's posix_acl_create). Without the flag the caller masked mode. */
 #define CM_FS_MKNOD_UMASK 0x1u
+/* mknod: also the directory's attributes after the call, a cm_fs_attr in
+ * the data buffer (length), so that a client need not ask for them */
+#define CM_FS_MKNOD_DIRATTR 0x2u
 
 /* rename: fail with -EEXIST rather than replace (renameat2's NOREPLACE) */
 #define CM_FS_RENAME_NOREPLACE 0x1u

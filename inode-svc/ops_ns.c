@@ -138,7 +138,7 @@ static int ino_create_txn(ino_svc *s, const ino_creds *c, ino_txn *t, ino_inode 
 }
 
 static int ino_create(ino_session *ss, const ino_creds *c, const cm_fs_req *rq,
-		      const struct ino_new *req_nw, cm_fs_resp *rs)
+		      const struct ino_new *req_nw, cm_fs_resp *rs, uint8_t *data)
 {
 	struct ino_new nwc = *req_nw, *nw = &nwc;
 	ino_svc *s = ss->svc;
@@ -181,6 +181,13 @@ static int ino_create(ino_session *ss, const ino_creds *c, const cm_fs_req *rq,
 	ino_iunlock(&ls);
 	if (r == 0)
 		ino_attr_fill(s, &in, &rs->attr);
+	if (r == 0 && (rq->flags & CM_FS_MKNOD_DIRATTR)) {
+		cm_fs_attr da;
+
+		ino_attr_fill(s, &dir, &da);
+		memcpy(data, &da, sizeof(da));
+		rs->length = sizeof(da);
+	}
 	return r;
 }
 
@@ -191,8 +198,8 @@ int ino_h_mknod(ino_session *ss, const ino_creds *c, const cm_fs_req *rq, cm_fs_
 	struct ino_new nw = {.mode = (uint16_t)(rq->mode & 07777), .rdev = rq->rdev, .acl = &acl};
 	uint32_t type = rq->mode & S_IFMT;
 
-	(void)data;
-	if (rq->mode & ~(uint32_t)(S_IFMT | 07777) || (rq->flags & ~CM_FS_MKNOD_UMASK))
+	if (rq->mode & ~(uint32_t)(S_IFMT | 07777) ||
+	    (rq->flags & ~(CM_FS_MKNOD_UMASK | CM_FS_MKNOD_DIRATTR)))
 		return -EINVAL;
 	switch (type) {
 	case 0:
@@ -211,7 +218,7 @@ int ino_h_mknod(ino_session *ss, const ino_creds *c, const cm_fs_req *rq, cm_fs_
 	nw.mode |= (uint16_t)type;
 	if (type == S_IFDIR)
 		nw.mode &= 01777 | S_IFDIR; /* mkdir keeps no set-id bits of its own */
-	return ino_create(ss, c, rq, &nw, rs);
+	return ino_create(ss, c, rq, &nw, rs, data);
 }
 
 int ino_h_symlink(ino_session *ss, const ino_creds *c, const cm_fs_req *rq, cm_fs_resp *rs,
@@ -227,7 +234,7 @@ int ino_h_symlink(ino_session *ss, const ino_creds *c, const cm_fs_req *rq, cm_f
 		return -ENAMETOOLONG;
 	if (memchr(data, '\0', rq->length))
 		return -EINVAL;
-	return ino_create(ss, c, rq, &nw, rs);
+	return ino_create(ss, c, rq, &nw, rs, data);
 }
 
 int ino_h_link(ino_session *ss, const ino_creds *c, const cm_fs_req *rq, cm_fs_resp *rs,

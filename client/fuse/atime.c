@@ -17,7 +17,9 @@ bool xf_atime_due(const ext3d_attr *a)
 void xf_accessed(xf_fs *x, fuse_ino_t ino)
 {
 	ext3d_setattr none = {0};
+	xf_dirtok tok = xf_dir_begin(x, xf_ino(ino));
 
 	/* An access time that could not be kept fails no read. */
 	(void)ext3d_setattr_ino(x->fs, xf_ino(ino), &none, EXT3D_SET_ATIME_ACCESS, NULL);
+	xf_dir_end(x, &tok, NULL);
 }

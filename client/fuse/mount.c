@@ -181,6 +181,7 @@ int xf_run(const xf_config *cfg)
 		return -ENOMEM;
 	x->cfg = *cfg;
 	pthread_mutex_init(&x->keep_mtx, NULL);
+	pthread_mutex_init(&x->dir_mtx, NULL);
 	r = xf_attach(cfg, &x->fs);
 	if (r == 0)
 		r = xf_fuse_args(cfg, &args);
@@ -207,6 +208,7 @@ int xf_run(const xf_config *cfg)
 	fuse_opt_free_args(&args);
 	x->fs = ext3d_detach(x->fs);
 	pthread_mutex_destroy(&x->keep_mtx);
+	pthread_mutex_destroy(&x->dir_mtx);
 	free(x);
 	return r;
 }

@@ -105,8 +105,12 @@ static void xf_set(fuse_req_t req, fuse_ino_t ino, bool xattr, const void *in_bu
 		r = xf_set_flags(req, ino, xattr, in_buf, &flags);
 	if (r == 0)
 		r = xf_creds_checked(req);
-	if (r == 0)
+	if (r == 0) {
+		xf_dirtok tok = xf_dir_begin(xf_of(req), xf_ino(ino));
+
 		r = ext3d_setflags_ino(xf_of(req)->fs, xf_ino(ino), flags, NULL);
+		xf_dir_end(xf_of(req), &tok, NULL);
+	}
 	xf_creds_end(req);
 	if (r < 0)
 		fuse_reply_err(req, -r);

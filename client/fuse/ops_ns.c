@@ -63,9 +63,12 @@ void xf_readlink(fuse_req_t req, fuse_ino_t ino)
 int xf_new_inode(fuse_req_t req, void *arg)
 {
 	xf_new *n = arg;
+	xf_dirtok tok = xf_dir_begin(xf_of(req), xf_ino(n->parent));
+	int r = ext3d_mknod_dirattr_ino(xf_of(req)->fs, xf_ino(n->parent), n->name, n->mode,
+					n->rdev, xf_umask(req), &n->a, &n->dir);
 
-	return ext3d_mknod_umask_ino(xf_of(req)->fs, xf_ino(n->parent), n->name, n->mode, n->rdev,
-				     xf_umask(req), &n->a);
+	xf_dir_end(xf_of(req), &tok, r == 0 ? &n->dir : NULL);
+	return r;
 }
 
 static void xf_make(fuse_req_t req, fuse_ino_t parent, const char *name, uint32_t mode,
@@ -93,8 +96,12 @@ void xf_symlink(fuse_req_t req, const char *link, fuse_ino_t parent, const char 
 	ext3d_attr a;
 	int r = xf_creds_begin(req);
 
-	if (r == 0)
+	if (r == 0) {
+		xf_dirtok tok = xf_dir_begin(x, xf_ino(parent));
+
 		r = ext3d_symlink_ino(x->fs, xf_ino(parent), name, link, &a);
+		xf_dir_end(x, &tok, NULL);
+	}
 	xf_creds_end(req);
 	xf_reply_entry(req, r, &a);
 }
@@ -104,8 +111,12 @@ void xf_link(fuse_req_t req, fuse_ino_t ino, fuse_ino_t newparent, const char *n
 	ext3d_attr a;
 	int r = xf_creds_checked(req);
 
-	if (r == 0)
+	if (r == 0) {
+		xf_dirtok tok = xf_dir_begin(xf_of(req), xf_ino(newparent));
+
 		r = ext3d_link_ino(xf_of(req)->fs, xf_ino(ino), xf_ino(newparent), newname, &a);
+		xf_dir_end(xf_of(req), &tok, NULL);
+	}
 	xf_creds_end(req);
 
 	xf_reply_entry(req, r, &a);
@@ -113,12 +124,21 @@ void xf_link(fuse_req_t req, fuse_ino_t ino, fuse_ino_t newparent, const char *n
 
 void xf_unlink(fuse_req_t req, fuse_ino_t parent, const char *name)
 {
-	fuse_reply_err(req, -ext3d_unlink_ino(xf_of(req)->fs, xf_ino(parent), name));
+	xf_dirtok tok = xf_dir_begin(xf_of(req), xf_ino(parent));
+	int r = ext3d_unlink_ino(xf_of(req)->fs, xf_ino(parent), name);
+
+	xf_dir_end(xf_of(req), &tok, NULL);
+	fuse_reply_err(req, -r);
 }
 
 void xf_rmdir(fuse_req_t req, fuse_ino_t parent, const char *name)
 {
-	fuse_reply_err(req, -ext3d_rmdir_ino(xf_of(req)->fs, xf_ino(parent), name));
+	int r;
+
+	xf_dir_all_begin(xf_of(req));
+	r = ext3d_rmdir_ino(xf_of(req)->fs, xf_ino(parent), name);
+	xf_dir_all_end(xf_of(req));
+	fuse_reply_err(req, -r);
 }
 
 void xf_rename(fuse_req_t req, fuse_ino_t parent, const char *name, fuse_ino_t newparent,
@@ -138,9 +158,12 @@ void xf_rename(fuse_req_t req, fuse_ino_t parent, const char *name, fuse_ino_t n
 	if (flags & RENAME_WHITEOUT)
 		f |= EXT3D_RENAME_WHITEOUT; /* the kernel checked CAP_MKNOD */
 	r = xf_creds_checked(req);
-	if (r == 0)
+	if (r == 0) {
+		xf_dir_all_begin(xf_of(req));
 		r = ext3d_rename_ino(xf_of(req)->fs, xf_ino(parent), name, xf_ino(newparent),
 				     newname, f);
+		xf_dir_all_end(xf_of(req));
+	}
 	xf_creds_end(req);
 	fuse_reply_err(req, -r);
 }

@@ -55,20 +55,24 @@ void xf_listxattr(fuse_req_t req, fuse_ino_t ino, size_t size)
 void xf_setxattr(fuse_req_t req, fuse_ino_t ino, const char *name, const char *value, size_t size,
 		 int flags)
 {
+	xf_dirtok tok = xf_dir_begin(xf_of(req), xf_ino(ino));
 	int r = xf_creds_begin(req);
 
 	if (r == 0)
 		r = ext3d_setxattr_ino(xf_of(req)->fs, xf_ino(ino), name, value, size, flags);
 	xf_creds_end(req);
+	xf_dir_end(xf_of(req), &tok, NULL);
 	fuse_reply_err(req, -r);
 }
 
 void xf_removexattr(fuse_req_t req, fuse_ino_t ino, const char *name)
 {
+	xf_dirtok tok = xf_dir_begin(xf_of(req), xf_ino(ino));
 	int r = xf_creds_begin(req);
 
 	if (r == 0)
 		r = ext3d_removexattr_ino(xf_of(req)->fs, xf_ino(ino), name);
 	xf_creds_end(req);
+	xf_dir_end(xf_of(req), &tok, NULL);
 	fuse_reply_err(req, -r);
 }

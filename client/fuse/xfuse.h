@@ -11,8 +11,9 @@
  * create an inode run as the caller (creds.c) so that it gets the
  * caller's owner and group.
  *
- * Locks: cache.c's keep_mtx (a leaf) covers the keep-cache table; the
- * rest is immutable after start or the request's own.
+ * Locks: cache.c's keep_mtx (a leaf) covers the keep-cache table,
+ * dirattr.c's dir_mtx (a leaf) the directory attribute table; the rest
+ * is immutable after start or the request's own.
  */
 #ifndef XF_FUSE_H
 #define XF_FUSE_H
@@ -47,12 +48,36 @@ typedef struct xf_keep {
 	uint64_t size;
 } xf_keep;
 
+#define XF_DIR_SLOTS 1024
+
+/* A directory's attributes as a create in it left them (dirattr.c). */
+typedef struct xf_dirslot {
+	ext3d_attr attr;            /* attr.ino: the directory */
+	bool valid;                 /* attr may answer a GETATTR */
+	unsigned running;           /* changes of this slot's directory under way */
+	uint64_t gen;               /* changes begun on this slot */
+	uint64_t epoch;             /* dir_epoch when attr was stored */
+	uint64_t expires_ns;        /* CLOCK_MONOTONIC: attr answers until then */
+} xf_dirslot;
+
+/* What xf_dir_begin saw, for xf_dir_end. */
+typedef struct xf_dirtok {
+	uint64_t ino;
+	uint64_t gen;
+	uint64_t epoch;
+	bool alone;                 /* no other change of the slot or of all was under way */
+} xf_dirtok;
+
 typedef struct xf_fs {
 	ext3d *fs;                  /* [immutable] attached as the daemon (root: acts for callers) */
 	xf_config cfg;              /* [immutable] */
 	char bdi[32];               /* [immutable once serving] the mount's device, "" unknown */
 	pthread_mutex_t keep_mtx;
 	xf_keep keep[XF_KEEP_SLOTS]; /* [keep_mtx] */
+	pthread_mutex_t dir_mtx;
+	xf_dirslot dir[XF_DIR_SLOTS]; /* [dir_mtx] */
+	unsigned dir_all_running;   /* [dir_mtx] changes of unnamed directories under way */
+	uint64_t dir_epoch;         /* [dir_mtx] moves at each one's start and end */
 } xf_fs;
 
 /* An open file (fuse_file_info's fh). */
@@ -133,6 +158,20 @@ bool xf_keep_cache(xf_fs *x, const ext3d_attr *a);
 /* Records a as the file's state the page cache holds (after our writes). */
 void xf_keep_note(xf_fs *x, const ext3d_attr *a);
 
+/* dirattr.c: a change of directory ino begins (its attributes answer
+ * nothing until it ends). */
+xf_dirtok xf_dir_begin(xf_fs *x, uint64_t ino);
+/* It ended; after (may be NULL) holds the directory's attributes just
+ * after it, kept for the attribute timeout if nothing overlapped it. */
+void xf_dir_end(xf_fs *x, const xf_dirtok *tok, const ext3d_attr *after);
+/* A change of directories the handler cannot name (rename, rmdir): no
+ * kept attributes answer while it runs, none kept before it ends answer
+ * after. */
+void xf_dir_all_begin(xf_fs *x);
+void xf_dir_all_end(xf_fs *x);
+/* The kept attributes of directory ino into *a: true, or false. */
+bool xf_dir_cached(xf_fs *x, uint64_t ino, ext3d_attr *a);
+
 /* ops_ns.c: the inode a create, mknod or mkdir makes, as xf_as_caller's
  * call: arg is an xf_new, its a the new inode (granted). */
 typedef struct xf_new {
@@ -141,6 +180,7 @@ typedef struct xf_new {
 	uint32_t mode;              /* type and permission bits, before the umask */
 	uint32_t rdev;
 	ext3d_attr a;
+	ext3d_attr dir;             /* the directory's attributes after it */
 } xf_new;
 int xf_new_inode(fuse_req_t req, void *arg);
 

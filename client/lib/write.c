@@ -25,21 +25,28 @@ int x3_name(cm_fs_req *req, const char *name)
 	return 0;
 }
 
+/* x3_wcall with the data out too: *resp holds the response. */
+static int x3_wcall_io(ext3d *fs, cm_fs_req *req, x3_io *io, cm_fs_resp *resp, ext3d_attr *ret)
+{
+	int r = x3_call_io(fs, req, resp, io);
+
+	if (req->hdr.op == CM_FS_FSYNC)
+		return x3_dirty_fsync(fs, req->ino, io->gen, r);
+	if (req->hdr.op == CM_FS_SYNC)
+		return x3_dirty_sync(fs, io->gen, r);
+	if (r == 0)
+		x3_dirty_after(fs, req, resp, io->gen);
+	if (r == 0 && ret)
+		x3_attr_from(&resp->attr, ret);
+	return r;
+}
+
 int x3_wcall(ext3d *fs, cm_fs_req *req, const void *in, size_t inlen, ext3d_attr *ret)
 {
 	x3_io io = {.in = in, .inlen = inlen};
 	cm_fs_resp resp;
-	int r = x3_call_io(fs, req, &resp, &io);
 
-	if (req->hdr.op == CM_FS_FSYNC)
-		return x3_dirty_fsync(fs, req->ino, io.gen, r);
-	if (req->hdr.op == CM_FS_SYNC)
-		return x3_dirty_sync(fs, io.gen, r);
-	if (r == 0)
-		x3_dirty_after(fs, req, &resp, io.gen);
-	if (r == 0 && ret)
-		x3_attr_from(&resp.attr, ret);
-	return r;
+	return x3_wcall_io(fs, req, &io, &resp, ret);
 }
 
 int ext3d_mknod_ino(ext3d *fs, uint64_t dir, const char *name, uint32_t mode, uint32_t rdev,
@@ -59,6 +66,25 @@ int ext3d_mknod_umask_ino(ext3d *fs, uint64_t dir, const char *name, uint32_t mo
 	int r = x3_name(&req, name);
 
 	return r < 0 ? r : x3_wcall(fs, &req, NULL, 0, ret);
+}
+
+int ext3d_mknod_dirattr_ino(ext3d *fs, uint64_t dir, const char *name, uint32_t mode,
+			    uint32_t rdev, uint32_t umask, ext3d_attr *ret, ext3d_attr *dir_ret)
+{
+	cm_fs_req req = {.hdr.op = CM_FS_MKNOD, .ino = dir, .mode = mode, .rdev = rdev,
+			 .flags = CM_FS_MKNOD_UMASK | CM_FS_MKNOD_DIRATTR, .umask = umask & 0777};
+	cm_fs_attr da;
+	x3_io io = {.out = &da, .outlen = sizeof(da)};
+	cm_fs_resp resp;
+	int r = x3_name(&req, name);
+
+	if (r == 0)
+		r = x3_wcall_io(fs, &req, &io, &resp, ret);
+	if (r == 0 && resp.length != sizeof(da))
+		r = -EPROTO;
+	if (r == 0 && dir_ret)
+		x3_attr_from(&da, dir_ret);
+	return r;
 }
 
 int ext3d_symlink_ino(ext3d *fs, uint64_t dir, const char *name, const char *target,

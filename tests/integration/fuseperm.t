@@ -15,6 +15,7 @@ set -u
 . "$(dirname "$0")/../lib/tap.sh"
 . "$T_TOP/tests/lib/instance.sh"
 . "$T_TOP/tests/lib/fusemnt.sh"
+. "$T_TOP/tests/lib/imgcheck.sh"
 
 t_need_root "other uids, kernel loop mounts"
 command -v setpriv >/dev/null && command -v setfacl >/dev/null || t_skip_all "needs setpriv and setfacl"
@@ -179,8 +180,5 @@ t_ok $? "every status, error, mode, owner and ACL on ext3d-fuse as on the kernel
 head -60 "$T_TMP/diff" | sed 's/^/#   /'
 t_umount "$T_TMP/mx"
 t_instance_stop t-fperm
-e2fsck -fn "$T_TMP/x.img" >"$T_TMP/fsck.out" 2>&1
-rc=$?
-t_ok $rc "e2fsck -fn clean on the image ext3d wrote"
-[ $rc -eq 0 ] || sed 's/^/#   /' "$T_TMP/fsck.out" | head -20
+t_img_fsck "$T_TMP/x.img" "e2fsck -fn clean on the image ext3d wrote"
 t_done
