@@ -3,7 +3,9 @@
  * within bytes, as ext3 stores them. */
 #include "bitmap.h"
 
+#include <endian.h>
 #include <stddef.h>
+#include <string.h>
 
 static bool al_test(const uint8_t *map, uint32_t bit)
 {
@@ -20,19 +22,36 @@ bool al_bit_usable(const uint8_t *live, const uint8_t *committed, uint32_t bit)
 	return !al_test(live, bit) && (!committed || !al_test(committed, bit));
 }
 
-/* The first usable bit in [from, to), or -1. */
+/* The 64 bits of map from bit (a multiple of 64) on: bit k of the word is
+ * the map's bit + k, whatever the host's byte order. */
+static uint64_t al_word(const uint8_t *map, uint32_t bit)
+{
+	uint64_t w;
+
+	memcpy(&w, map + (bit >> 3), sizeof(w));
+	return le64toh(w);
+}
+
+/* The first usable bit in [from, to), or -1. Whole words at a time where
+ * they fit: a group's inode bitmap fills from the start, and the search
+ * for the lowest free inode crosses the full part on every create. */
 static int64_t al_scan(const uint8_t *live, const uint8_t *committed, uint32_t from,
 		       uint32_t to)
 {
-	for (uint32_t bit = from; bit < to; bit++) {
-		/* Skip bytes that are full in live (or in committed) at once. */
-		if ((bit & 7) == 0 && bit + 8 <= to &&
-		    (live[bit >> 3] == 0xff || (committed && committed[bit >> 3] == 0xff))) {
-			bit += 7;
+	uint32_t bit = from;
+
+	while (bit < to) {
+		if ((bit & 63) == 0 && bit + 64 <= to) {
+			uint64_t used = al_word(live, bit) | (committed ? al_word(committed, bit) : 0);
+
+			if (used != UINT64_MAX)
+				return bit + (uint32_t)__builtin_ctzll(~used);
+			bit += 64;
 			continue;
 		}
 		if (al_bit_usable(live, committed, bit))
 			return bit;
+		bit++;
 	}
 	return -1;
 }

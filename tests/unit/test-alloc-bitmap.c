@@ -73,6 +73,11 @@ static void t_random(void)
 					committed[i] |= (uint8_t)(1u << k);
 			}
 		}
+		/* Every third bitmap full up to a point, as an inode bitmap fills:
+		 * whole words to pass over. */
+		if (round % 3 == 2)
+			for (uint32_t b = 0, full = t_rand() % n; b < full; b++)
+				live[b >> 3] |= (uint8_t)(1u << (b & 7));
 		const uint8_t *c = with_committed ? committed : NULL;
 		int64_t got = al_find_usable(live, c, n, goal), want = t_model(live, c, n, goal);
 		if (got != want && bad++ < 3)
