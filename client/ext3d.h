@@ -166,6 +166,9 @@ int ext3d_symlink_ino(ext3d *fs, uint64_t dir, const char *name, const char *tar
 		      ext3d_attr *ret);
 int ext3d_link_ino(ext3d *fs, uint64_t ino, uint64_t newdir, const char *name, ext3d_attr *ret);
 int ext3d_unlink_ino(ext3d *fs, uint64_t dir, const char *name);
+/* ext3d_unlink_ino, and the directory's attributes just after the call
+ * into *dir_ret, in the same reply. */
+int ext3d_unlink_dirattr_ino(ext3d *fs, uint64_t dir, const char *name, ext3d_attr *dir_ret);
 int ext3d_rmdir_ino(ext3d *fs, uint64_t dir, const char *name);
 /* flags: 0, EXT3D_RENAME_NOREPLACE or EXT3D_RENAME_EXCHANGE (both names
  * must exist; they swap, in one transaction), as renameat2's; and

@@ -90,6 +90,8 @@ typedef struct cm_fs_extent {
 /* mknod: also the directory's attributes after the call, a cm_fs_attr in
  * the data buffer (length), so that a client need not ask for them */
 #define CM_FS_MKNOD_DIRATTR 0x2u
+/* unlink: the same, the directory's attributes after the call */
+#define CM_FS_UNLINK_DIRATTR 0x1u
 
 /* rename: fail with -EEXIST rather than replace (renameat2's NOREPLACE) */
 #define CM_FS_RENAME_NOREPLACE 0x1u

@@ -6,13 +6,15 @@
  * EISDIR / ENOTDIR for the wrong type, ENOTEMPTY, EINVAL for rmdir ".".
  */
 #include <errno.h>
+#include <string.h>
 #include <sys/stat.h>
 
 #include "ops.h"
 
 #define INO_CRED_REMOVE (INO_CRED_DIR_DEL + 2 * INO_CRED_INODE + INO_CRED_TRUNCATE)
 
-static int ino_remove(ino_session *ss, const ino_creds *c, const cm_fs_req *rq, bool isdir)
+static int ino_remove(ino_session *ss, const ino_creds *c, const cm_fs_req *rq, bool isdir,
+		      cm_fs_resp *rs, uint8_t *data)
 {
 	ino_svc *s = ss->svc;
 	ino_inode dir, in;
@@ -63,21 +65,26 @@ static int ino_remove(ino_session *ss, const ino_creds *c, const cm_fs_req *rq, 
 		r = r < 0 ? r : st;
 	}
 	ino_iunlock(&ls);
+	if (r == 0 && !isdir && (rq->flags & CM_FS_UNLINK_DIRATTR)) {
+		cm_fs_attr da;
+
+		ino_attr_fill(s, &dir, &da);
+		memcpy(data, &da, sizeof(da));
+		rs->length = sizeof(da);
+	}
 	return r;
 }
 
 int ino_h_unlink(ino_session *ss, const ino_creds *c, const cm_fs_req *rq, cm_fs_resp *rs,
 		 uint8_t *data)
 {
-	(void)rs;
-	(void)data;
-	return ino_remove(ss, c, rq, false);
+	if (rq->flags & ~CM_FS_UNLINK_DIRATTR)
+		return -EINVAL;
+	return ino_remove(ss, c, rq, false, rs, data);
 }
 
 int ino_h_rmdir(ino_session *ss, const ino_creds *c, const cm_fs_req *rq, cm_fs_resp *rs,
 		uint8_t *data)
 {
-	(void)rs;
-	(void)data;
-	return ino_remove(ss, c, rq, true);
+	return ino_remove(ss, c, rq, true, rs, data);
 }

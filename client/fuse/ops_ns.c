@@ -124,10 +124,11 @@ void xf_link(fuse_req_t req, fuse_ino_t ino, fuse_ino_t newparent, const char *n
 
 void xf_unlink(fuse_req_t req, fuse_ino_t parent, const char *name)
 {
+	ext3d_attr d;
 	xf_dirtok tok = xf_dir_begin(xf_of(req), xf_ino(parent));
-	int r = ext3d_unlink_ino(xf_of(req)->fs, xf_ino(parent), name);
+	int r = ext3d_unlink_dirattr_ino(xf_of(req)->fs, xf_ino(parent), name, &d);
 
-	xf_dir_end(xf_of(req), &tok, NULL);
+	xf_dir_end(xf_of(req), &tok, r == 0 ? &d : NULL);
 	fuse_reply_err(req, -r);
 }
 

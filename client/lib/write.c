@@ -49,6 +49,22 @@ int x3_wcall(ext3d *fs, cm_fs_req *req, const void *in, size_t inlen, ext3d_attr
 	return x3_wcall_io(fs, req, &io, &resp, ret);
 }
 
+/* x3_wcall of a request with a *_DIRATTR flag: the directory's attributes
+ * after it, from the data buffer, into *dir_ret. */
+static int x3_wcall_dirattr(ext3d *fs, cm_fs_req *req, ext3d_attr *ret, ext3d_attr *dir_ret)
+{
+	cm_fs_attr da;
+	x3_io io = {.out = &da, .outlen = sizeof(da)};
+	cm_fs_resp resp;
+	int r = x3_wcall_io(fs, req, &io, &resp, ret);
+
+	if (r == 0 && resp.length != sizeof(da))
+		r = -EPROTO;
+	if (r == 0 && dir_ret)
+		x3_attr_from(&da, dir_ret);
+	return r;
+}
+
 int ext3d_mknod_ino(ext3d *fs, uint64_t dir, const char *name, uint32_t mode, uint32_t rdev,
 		    ext3d_attr *ret)
 {
@@ -73,18 +89,9 @@ int ext3d_mknod_dirattr_ino(ext3d *fs, uint64_t dir, const char *name, uint32_t 
 {
 	cm_fs_req req = {.hdr.op = CM_FS_MKNOD, .ino = dir, .mode = mode, .rdev = rdev,
 			 .flags = CM_FS_MKNOD_UMASK | CM_FS_MKNOD_DIRATTR, .umask = umask & 0777};
-	cm_fs_attr da;
-	x3_io io = {.out = &da, .outlen = sizeof(da)};
-	cm_fs_resp resp;
 	int r = x3_name(&req, name);
 
-	if (r == 0)
-		r = x3_wcall_io(fs, &req, &io, &resp, ret);
-	if (r == 0 && resp.length != sizeof(da))
-		r = -EPROTO;
-	if (r == 0 && dir_ret)
-		x3_attr_from(&da, dir_ret);
-	return r;
+	return r < 0 ? r : x3_wcall_dirattr(fs, &req, ret, dir_ret);
 }
 
 int ext3d_symlink_ino(ext3d *fs, uint64_t dir, const char *name, const char *target,
@@ -118,6 +125,14 @@ int ext3d_unlink_ino(ext3d *fs, uint64_t dir, const char *name)
 	int r = x3_name(&req, name);
 
 	return r < 0 ? r : x3_wcall(fs, &req, NULL, 0, NULL);
+}
+
+int ext3d_unlink_dirattr_ino(ext3d *fs, uint64_t dir, const char *name, ext3d_attr *dir_ret)
+{
+	cm_fs_req req = {.hdr.op = CM_FS_UNLINK, .ino = dir, .flags = CM_FS_UNLINK_DIRATTR};
+	int r = x3_name(&req, name);
+
+	return r < 0 ? r : x3_wcall_dirattr(fs, &req, NULL, dir_ret);
 }
 
 int ext3d_rmdir_ino(ext3d *fs, uint64_t dir, const char *name)

@@ -6,11 +6,12 @@
 # none (attr_timeout=0), so B's stat is what inode-svc holds. After
 # creates and mkdirs through A, A's stat of the directory equals B's in
 # every field with nanoseconds; a change through B is not seen through A
-# within the timeout (the reply answered: one round trip fewer), but
-# after each kind of change through A (unlink, rename, rmdir, symlink,
-# link, mknod, setfattr, chmod, touch, listing) it is; after two writers'
-# overlapping creates A still shows B's attributes; and mount C, with
-# attr_timeout=1, shows a change through B once the timeout has passed.
+# within the timeout (the create's or unlink's reply answered: one round
+# trip fewer), but after each kind of change through A (unlink, rename,
+# rmdir, symlink, link, mknod, setfattr, chmod, touch, listing) it is;
+# after two writers' overlapping creates A still shows B's attributes;
+# and mount C, with attr_timeout=1, shows a change through B once the
+# timeout has passed.
 set -u
 . "$(dirname "$0")/../lib/tap.sh"
 . "$T_TOP/tests/lib/instance.sh"
@@ -49,6 +50,9 @@ same d "the last of them (nlink, size, times to the nanosecond)"
 : >"$a/d/g0"
 chmod 700 "$b/d"
 t_is "$(stat -c %a "$a/d")" 755 "a chmod through B after a create through A: A still shows the create's reply"
+chmod 755 "$b/d" && rm "$a/d/g0" && chmod 700 "$b/d"
+t_is "$(stat -c %a "$a/d")" 755 "and after an unlink through A, the unlink's reply"
+: >"$a/d/g0"
 
 # Each change through A leaves nothing older than itself behind.
 n=0
