@@ -18,6 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/fsuid.h>
+#include <sys/ioctl.h>
 #include <sys/prctl.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -62,7 +63,10 @@ static const int cm_base_syscalls[] = {
 
 /* What AddressSanitizer's runtime calls on its own in a sanitizer build:
  * the CPU set when a thread starts, an alternate signal stack per thread,
- * stack limits. A release build allows none of them. */
+ * stack limits; and, to print a report, isatty() on stderr (the ioctl
+ * TCGETS, allowed alone in cm_sandbox_filter): without it the filter kills
+ * a service that found a bug before it says what (SIGSYS, not the
+ * report). A release build allows none of them. */
 static const int cm_sanitizer_syscalls[] = {
 	SCMP_SYS(sched_getaffinity), SCMP_SYS(sigaltstack), SCMP_SYS(prlimit64),
 	SCMP_SYS(getrlimit),
@@ -211,6 +215,12 @@ static int cm_sandbox_filter(const cm_sandbox_policy *p)
 		r = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, cm_base_syscalls[i], 0);
 	for (size_t i = 0; CM_SANITIZED && !r && i < sizeof(cm_sanitizer_syscalls) / sizeof(int); i++)
 		r = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, cm_sanitizer_syscalls[i], 0);
+	if (CM_SANITIZED && !r) {
+		const struct scmp_arg_cmp tcgets = {.arg = 1, .op = SCMP_CMP_EQ, .datum_a = TCGETS,
+						    .datum_b = 0};
+
+		r = seccomp_rule_add_array(ctx, SCMP_ACT_ALLOW, SCMP_SYS(ioctl), 1, &tcgets);
+	}
 	for (size_t i = 0; !r && i < p->nsyscalls; i++)
 		r = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, p->syscalls[i], 0);
 	if (!r)

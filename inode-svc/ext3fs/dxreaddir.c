@@ -198,7 +198,8 @@ static int dx_readdir(ino_fs *fs, const ino_inode *dir, unsigned version, uint64
 	if (r == 0)
 		r = dx_read_leaves(&s, dir, batch, &complete);
 	if (r == 0) {
-		qsort(s.ents, s.n, sizeof(*s.ents), dx_cmp_ent);
+		if (s.n > 0) /* s.ents is NULL when no leaf held a name */
+			qsort(s.ents, s.n, sizeof(*s.ents), dx_cmp_ent);
 		for (i = 0; i < s.n && s.ents[i].pos < complete && r == 0; i++) {
 			const dx_ent *e = &s.ents[i];
 			uint64_t next = i + 1 < s.n && s.ents[i + 1].pos == e->pos ? e->pos
