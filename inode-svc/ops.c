@@ -64,6 +64,15 @@ void ino_attr_fill(ino_svc *s, const ino_inode *in, cm_fs_attr *a)
 		a->rdev = ino_rdev(in);
 }
 
+void ino_attr_reply_data(ino_svc *s, const ino_inode *dir, cm_fs_resp *rs, uint8_t *data)
+{
+	cm_fs_attr da;
+
+	ino_attr_fill(s, dir, &da);
+	memcpy(data, &da, sizeof(da));
+	rs->length = sizeof(da);
+}
+
 int ino_op_read(ino_svc *s, uint64_t ino, ino_inode *in)
 {
 	int r;

@@ -58,6 +58,8 @@ bool ino_tid_last(uint32_t ino, bool data, uint32_t *ret);
 /* At start, before sessions: the journal, then the orphan list. */
 int ino_ops_start(ino_svc *s);
 void ino_attr_fill(ino_svc *s, const ino_inode *in, cm_fs_attr *a);
+/* A *_DIRATTR reply: dir's attributes into the data buffer, rs->length. */
+void ino_attr_reply_data(ino_svc *s, const ino_inode *dir, cm_fs_resp *rs, uint8_t *data);
 /* Reads inode ino for a request: in use, or unlinked but still held. */
 int ino_op_read(ino_svc *s, uint64_t ino, ino_inode *in);
 /* The request's name: -EINVAL for '/' or NUL, -ENAMETOOLONG past 255,

@@ -181,13 +181,8 @@ static int ino_create(ino_session *ss, const ino_creds *c, const cm_fs_req *rq,
 	ino_iunlock(&ls);
 	if (r == 0)
 		ino_attr_fill(s, &in, &rs->attr);
-	if (r == 0 && (rq->flags & CM_FS_MKNOD_DIRATTR)) {
-		cm_fs_attr da;
-
-		ino_attr_fill(s, &dir, &da);
-		memcpy(data, &da, sizeof(da));
-		rs->length = sizeof(da);
-	}
+	if (r == 0 && (rq->flags & CM_FS_MKNOD_DIRATTR))
+		ino_attr_reply_data(s, &dir, rs, data);
 	return r;
 }
 

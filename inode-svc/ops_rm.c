@@ -6,7 +6,6 @@
  * EISDIR / ENOTDIR for the wrong type, ENOTEMPTY, EINVAL for rmdir ".".
  */
 #include <errno.h>
-#include <string.h>
 #include <sys/stat.h>
 
 #include "ops.h"
@@ -65,13 +64,8 @@ static int ino_remove(ino_session *ss, const ino_creds *c, const cm_fs_req *rq, 
 		r = r < 0 ? r : st;
 	}
 	ino_iunlock(&ls);
-	if (r == 0 && !isdir && (rq->flags & CM_FS_UNLINK_DIRATTR)) {
-		cm_fs_attr da;
-
-		ino_attr_fill(s, &dir, &da);
-		memcpy(data, &da, sizeof(da));
-		rs->length = sizeof(da);
-	}
+	if (r == 0 && !isdir && (rq->flags & CM_FS_UNLINK_DIRATTR))
+		ino_attr_reply_data(s, &dir, rs, data);
 	return r;
 }
 
