@@ -7,6 +7,7 @@
 #include <stdatomic.h>
 #include <string.h>
 
+#include "futex.h"
 #include "internal.h"
 
 static int bd_check_range(bd_svc *bd, const cm_bd_rec *rq, void **buf)
@@ -76,11 +77,10 @@ static int bd_do_write(bd_svc *bd, const cm_bd_rec *rq, const void *buf)
 	return r;
 }
 
-int bd_exec(void *ctx, const void *req, void *resp)
+static int bd_exec_one(bd_svc *bd, const void *req, void *resp)
 {
 	const cm_bd_rec *rq = req;
 	cm_bd_rec *rs = resp;
-	bd_svc *bd = ctx;
 	void *buf = NULL;
 	int r;
 
@@ -106,4 +106,16 @@ int bd_exec(void *ctx, const void *req, void *resp)
 	default:
 		return -EPROTONOSUPPORT;
 	}
+}
+
+int bd_exec(void *ctx, const void *req, void *resp)
+{
+	const cm_bd_rec *rq = req;
+	uint64_t start = cm_now_ns();
+	bd_svc *bd = ctx;
+	int r = bd_exec_one(bd, req, resp);
+
+	if (rq->hdr.op != CM_BD_INFO)
+		bd_stat_request(bd->dev.stat, start, r);
+	return r;
 }

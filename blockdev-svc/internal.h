@@ -17,14 +17,21 @@
 
 #include "arena.h"
 #include "bdrec.h"
+#include "devstat.h"
 
 /* --fault=ioerr:transient:N fails the Nth write once; persistent fails the
  * Nth and every later write. Both with EIO, as a failing disk would. The
  * count is the process's: a restarted blockdev-svc starts it again. */
 enum bd_fault_kind { BD_FAULT_NONE, BD_FAULT_TRANSIENT, BD_FAULT_PERSISTENT };
 
+typedef struct bd_nbd bd_nbd;
+
 typedef struct bd_device {
-	int fd;                 /* the image file or block device */
+	int fd;                 /* the image file or block device; -1 for NBD */
+	bd_nbd *nbd;            /* the NBD export, or NULL */
+	cm_device *stat;        /* [immutable] in the arena's layout */
+	bool read_only;         /* [immutable] the device refuses writes */
+	uint32_t timeout_ms;    /* [immutable] --device-timeout (NBD) */
 	uint64_t sectors;       /* [immutable] size in 512-byte sectors */
 	enum bd_fault_kind fault;
 	uint64_t fault_at;      /* write number (from 1) the fault hits */
@@ -35,8 +42,9 @@ typedef struct bd_device {
  * every filesystem blockdev-svc serves has at bytes [1024, 2048). */
 #define BD_DEVICE_MIN 2048u
 
-/* Opens and sizes the device; on failure why holds one line saying what is
- * wrong (missing, empty, too small, not a file or block device). */
+/* Opens and sizes the device, a path or an NBD URI (bd_nbd_is_uri); on
+ * failure why holds one line saying what is wrong (missing, empty, too
+ * small, not a file or block device, server unreachable). */
 int bd_device_open(bd_device *d, const char *path, char *why, size_t whylen);
 int bd_device_parse_fault(bd_device *d, const char *spec);
 /* Counts a write; true if the injected fault fails it. */
@@ -46,6 +54,21 @@ int bd_device_readv(bd_device *d, uint64_t sector, struct iovec *iov, int iovcnt
 int bd_device_write(bd_device *d, uint64_t sector, uint32_t nsect, const void *buf, bool fua);
 int bd_device_flush(bd_device *d);
 void bd_device_close(bd_device *d);
+
+/* nbd.c: the device as an NBD export (what the calls promise is there). */
+#define BD_DEVICE_TIMEOUT_MS 30000 /* --device-timeout's default */
+bool bd_nbd_is_uri(const char *path);
+int bd_nbd_open(bd_nbd **ret, const char *uri, uint32_t timeout_ms, cm_device *stat,
+		char *why, size_t whylen);
+uint64_t bd_nbd_size(const bd_nbd *n);
+bool bd_nbd_read_only(const bd_nbd *n);
+int bd_nbd_readv(bd_nbd *n, uint64_t off, const struct iovec *iov, int iovcnt);
+int bd_nbd_write(bd_nbd *n, uint64_t off, const void *buf, size_t len, bool fua);
+int bd_nbd_flush(bd_nbd *n);
+void bd_nbd_close(bd_nbd *n);
+
+/* devstat.c: a request's outcome and latency, for status. */
+void bd_stat_request(cm_device *stat, uint64_t start_ns, int r);
 
 /* The write log: "EXT3DWL1", then per write or flush a bd_wlog_rec,
  * followed for writes by nsect * 512 bytes of data. Host byte order. */

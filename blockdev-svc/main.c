@@ -13,6 +13,10 @@
 
 static const int bd_syscalls[] = {
 	SCMP_SYS(preadv), SCMP_SYS(pwrite64), SCMP_SYS(fdatasync), SCMP_SYS(fsync),
+	/* An NBD export: connecting again, and libnbd's traffic. */
+	SCMP_SYS(socket), SCMP_SYS(connect), SCMP_SYS(setsockopt), SCMP_SYS(getsockopt),
+	SCMP_SYS(fcntl), SCMP_SYS(poll), SCMP_SYS(ppoll), SCMP_SYS(sendto), SCMP_SYS(sendmsg),
+	SCMP_SYS(recvfrom), SCMP_SYS(recvmsg), SCMP_SYS(read), SCMP_SYS(shutdown),
 };
 
 static const struct option bd_options[] = {
@@ -20,8 +24,23 @@ static const struct option bd_options[] = {
 	{"image", required_argument, NULL, 'i'},
 	{"write-log", required_argument, NULL, 'w'},
 	{"fault", required_argument, NULL, 'f'},
+	{"device-timeout", required_argument, NULL, 't'},
 	{0},
 };
+
+/* Milliseconds, 1 to one day. */
+static int bd_parse_ms(const char *s, uint32_t *ms)
+{
+	char *end;
+	unsigned long v;
+
+	errno = 0;
+	v = strtoul(s, &end, 10);
+	if (errno || end == s || *end || v == 0 || v > 86400000ul)
+		return -EINVAL;
+	*ms = (uint32_t)v;
+	return 0;
+}
 
 static void bd_serve(cm_service *svc, bd_svc *bd)
 {
@@ -58,14 +77,15 @@ static int bd_setup(bd_svc *bd, const char *image, const char *wlog, const char 
 	r = cm_sandbox_enter(&policy);
 	if (r < 0)
 		return cm_log_errno(r, "sandbox: %m");
-	cm_info("serving %s (%llu sectors)", image, (unsigned long long)bd->dev.sectors);
+	cm_info("serving %s (%llu sectors%s)", image, (unsigned long long)bd->dev.sectors,
+		bd->dev.read_only ? ", read-only" : "");
 	return 0;
 }
 
 int main(int argc, char **argv)
 {
 	const char *image = NULL, *wlog = NULL, *fault = NULL;
-	bd_svc bd = {.dev.fd = -1, .wlog.fd = -1};
+	bd_svc bd = {.dev.fd = -1, .dev.timeout_ms = BD_DEVICE_TIMEOUT_MS, .wlog.fd = -1};
 	cm_service svc;
 	int opt, r;
 
@@ -77,6 +97,8 @@ int main(int argc, char **argv)
 			wlog = optarg;
 		else if (opt == 'f')
 			fault = optarg;
+		else if (opt == 't' && bd_parse_ms(optarg, &bd.dev.timeout_ms) < 0)
+			return cm_log_errno(-EINVAL, "bad --device-timeout '%s'", optarg), EXIT_FAILURE;
 		else if (cm_service_option(&svc, opt, optarg) <= 0)
 			return cm_log_errno(-EINVAL, "usage: blockdev-svc --image=PATH "
 				"[--write-log=PATH] [--fault=ioerr:transient|persistent:N] "
@@ -87,6 +109,7 @@ int main(int argc, char **argv)
 	r = cm_service_attach(&svc);
 	if (r == 0) {
 		bd.arena = svc.arena;
+		bd.dev.stat = &svc.layout->device;
 		r = bd_setup(&bd, image, wlog, fault);
 	}
 	if (r == 0) {

@@ -84,6 +84,26 @@ static void recovery_json(const Ext3d__RecoveryStatus *r)
 	       (unsigned long long)r->blocks_written);
 }
 
+static void device_json(const Ext3d__DeviceStatus *d)
+{
+	if (!json_section("device", d))
+		return;
+	printf("{\"transport\":");
+	json_str(d->transport);
+	printf(",\"where\":");
+	json_str(d->where);
+	printf(",\"read_only\":%s,\"link\":", d->read_only ? "true" : "false");
+	json_str(d->link);
+	printf(",\"requests\":%llu,\"errors\":%llu,\"reconnects\":%llu,\"replayed\":%llu,"
+	       "\"in_flight\":%u,\"max_in_flight\":%u,\"p50_us\":%llu,\"p99_us\":%llu,"
+	       "\"last_error\":", (unsigned long long)d->requests,
+	       (unsigned long long)d->errors, (unsigned long long)d->reconnects,
+	       (unsigned long long)d->replayed, d->in_flight, d->max_in_flight,
+	       (unsigned long long)d->p50_us, (unsigned long long)d->p99_us);
+	json_str(d->last_error);
+	putchar('}');
+}
+
 static void journal_json(const Ext3d__JournalStatus *j)
 {
 	if (!json_section("journal", j))
@@ -168,6 +188,7 @@ static void status_json(const Ext3d__StatusReply *st)
 	json_str(st->fs_error ? st->fs_error : "");
 	putchar('}');
 	recovery_json(st->recovery);
+	device_json(st->device);
 	journal_json(st->journal);
 	printf("}\n");
 }
@@ -238,6 +259,21 @@ static void recovery_text(const Ext3d__RecoveryStatus *r)
 		printf("recovering: %s %llu blocks\n", r->pass, (unsigned long long)r->done);
 }
 
+/* The device line: what it is, whether it is reachable, what it costs. */
+static void device_text(const Ext3d__DeviceStatus *d)
+{
+	if (!d)
+		return;
+	printf("device: %s %s%s, link %s; %llu requests (p50 %llu us, p99 %llu us), "
+	       "%u in flight (at most %u), %llu errors, %llu reconnects\n", d->transport,
+	       d->where, d->read_only ? " (READ-ONLY export: writes get EROFS)" : "", d->link,
+	       (unsigned long long)d->requests, (unsigned long long)d->p50_us,
+	       (unsigned long long)d->p99_us, d->in_flight, d->max_in_flight,
+	       (unsigned long long)d->errors, (unsigned long long)d->reconnects);
+	if (*d->last_error && (d->errors || strcmp(d->link, "up") != 0 || d->reconnects))
+		printf("  last device error: %s\n", d->last_error);
+}
+
 static void status_text(const Ext3d__StatusReply *st)
 {
 	printf("instance %s: %s (supervisor pid %d, generation %llu, locking %s, "
@@ -251,6 +287,7 @@ static void status_text(const Ext3d__StatusReply *st)
 		       st->read_only ? ", READ-ONLY (errors=remount-ro): writes get EROFS" : "",
 		       st->fs_error);
 	recovery_text(st->recovery);
+	device_text(st->device);
 	printf("%-16s %8s %-10s %8s %6s %-7s %s\n", "SERVICE", "PID", "STATE", "RESTARTS",
 	       "STALLS", "POLICY", "LAST EXIT");
 	for (size_t i = 0; i < st->n_services; i++) {

@@ -5,7 +5,8 @@
  * service (pid, state, doorbell), the dead-owner mailbox, the channels
  * (request/response ring pairs, chan.h), the buffer cache (bcache.h),
  * which the first service that reads the filesystem creates, and the
- * instance's write-error sequence (errseq.h).
+ * instance's write-error sequence (errseq.h) and the device's state
+ * (devstat.h).
  */
 #ifndef CM_LAYOUT_H
 #define CM_LAYOUT_H
@@ -14,6 +15,7 @@
 #include <stdint.h>
 
 #include "arena.h"
+#include "devstat.h"
 #include "errseq.h"
 #include "futex.h"
 #include "lockset.h"
@@ -94,6 +96,7 @@ typedef struct cm_layout {
 	cm_errseq errseq;                  /* as errseq.h says; seeded by the supervisor */
 	cm_fs_errors fs_errors;            /* written by inode-svc only */
 	cm_recovery recovery;              /* written by journald-svc only */
+	cm_device device;                  /* written by blockdev-svc only */
 } cm_layout;
 
 /* Supervisor: lays out a new arena. */

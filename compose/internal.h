@@ -282,5 +282,8 @@ void sv_control_stop(sv_super *sv);
 /* status.c: fills a status reply; called with sv->mtx held. */
 int sv_status_fill(sv_super *sv, Ext3d__StatusReply *st);
 void sv_status_free(Ext3d__StatusReply *st);
+/* status_device.c: the device section (absent before blockdev-svc opened it). */
+void sv_status_device(const cm_layout *l, Ext3d__StatusReply *st);
+void sv_status_device_free(Ext3d__DeviceStatus *ds);
 
 #endif

@@ -284,6 +284,7 @@ static int sv_status_locks(sv_super *sv, Ext3d__StatusReply *st)
 	sv_status_cache(sv, l, st, &f);
 	sv_status_journal(sv, l, st);
 	sv_status_recovery(l, st);
+	sv_status_device(l, st);
 	for (size_t i = 0; i < f.n; i++)
 		st->locks[i] = &f.locks[i];
 	st->n_locks = f.n;
@@ -368,6 +369,7 @@ void sv_status_free(Ext3d__StatusReply *st)
 	sv_locks_free(st->locks, st->n_locks);
 	free(st->cache);
 	free(st->recovery);
+	sv_status_device_free(st->device);
 	sv_undup(st->fs_error);
 	if (st->journal) {
 		sv_locks_free(st->journal->locks, st->journal->n_locks);
