@@ -37,7 +37,8 @@ static int ino_fserror_record(ino_svc *s, const char *func, uint32_t ino)
 
 bool ino_fserror_read_only(ino_svc *s)
 {
-	return atomic_load(&s->svc.layout->fs_errors.read_only) != 0;
+	return atomic_load(&s->svc.layout->fs_errors.read_only) != 0 ||
+	       atomic_load(&s->svc.layout->device.read_only) != 0;
 }
 
 void ino_fserror(ino_svc *s, const char *op, uint64_t ino)

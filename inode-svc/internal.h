@@ -139,7 +139,8 @@ int ino_txn_free_counts(ino_svc *s, uint64_t *bfree, uint64_t *ffree);
  * into the superblock, then the errors behaviour applies. Called with no
  * inode lock and no transaction. */
 void ino_fserror(ino_svc *s, const char *op, uint64_t ino);
-/* True after an error under errors=remount-ro: writes get -EROFS. */
+/* True after an error under errors=remount-ro, or on a read-only device
+ * (a read-only NBD export): writes get -EROFS. */
 bool ino_fserror_read_only(ino_svc *s);
 
 /* session.c */

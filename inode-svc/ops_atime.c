@@ -28,7 +28,9 @@ int ino_setattr_access(ino_svc *s, const ino_creds *c, uint64_t ino, cm_fs_resp 
 	r = ino_op_read(s, ino, &in);
 	if (r == 0 && !ino_capable(c))
 		r = ino_perm(&in, c, 4); /* a reader's: it may read the inode */
-	if (r == 0 && ino_atime_due(&in) && (r = ino_txn_start(s, c, INO_CRED_INODE, &t)) == 0) {
+	/* Read-only, as on a read-only mount, a read leaves atime alone. */
+	if (r == 0 && ino_atime_due(&in) && !ino_fserror_read_only(s) &&
+	    (r = ino_txn_start(s, c, INO_CRED_INODE, &t)) == 0) {
 		struct timespec now = ino_txn_now(t);
 
 		in.atime = now.tv_sec;

@@ -89,6 +89,10 @@ int jd_journal_start(jd_svc *s)
 		return cm_log_errno(r, "attaching the journal: %m");
 	if ((r = cm_bdev_open(s->svc.arena, &s->bd)) < 0)
 		return cm_log_errno(r, "blockdev-svc: %m");
+	if (jd_device_read_only(s)) {
+		cm_info("read-only device: the journal is not opened for writing");
+		return 0;
+	}
 	if ((r = jbd_jsb_open(s->jc, s->bd)) < 0)
 		return cm_log_errno(r, "setting needs_recovery: %m");
 	jd_sbcounts_start(s);
@@ -138,7 +142,7 @@ int jd_commit_loop(jd_svc *s)
 		jd_report(r, "commit or checkpoint", &last);
 		stuck = r <= 0;
 	}
-	if (!jc)
+	if (!jc || jd_device_read_only(s))
 		return 0;
 	/* data=writeback leaves file data only dirty in the cache (no commit
 	 * orders it): it goes home before the journal is shut down. */

@@ -22,8 +22,12 @@ typedef struct jd_svc {
 	jd_dev dev;             /* [main thread] recovery's view of the device */
 } jd_svc;
 
+/* True if blockdev-svc serves a read-only device (a read-only NBD
+ * export): the journal is then only read, never opened for writing. */
+bool jd_device_read_only(const jd_svc *s);
 /* Opens s->dev (a jd_dev over blockdev-svc through one arena buffer) and
- * replays the journal if needed, logging what it did. */
+ * replays the journal if needed, logging what it did. On a read-only
+ * device a journal that needs replaying is refused instead. */
 int jds_replay(jd_svc *s);
 void jd_dev_close(jd_dev *dev);
 /* After recovery: the buffer cache (made if none), the journal in the

@@ -108,10 +108,16 @@ static void jds_progress_done(cm_recovery *rec, const jd_recovery *info)
 	atomic_store(&rec->state, CM_RECOVERY_DONE);
 }
 
+bool jd_device_read_only(const jd_svc *s)
+{
+	return atomic_load(&s->svc.layout->device.read_only) != 0;
+}
+
 int jds_replay(jd_svc *s)
 {
 	cm_recovery *rec = &s->svc.layout->recovery;
 	jd_progress progress = {.fn = jds_progress, .ctx = rec};
+	bool ro = jd_device_read_only(s);
 	jd_recovery info;
 	char why[256];
 	int r;
@@ -121,9 +127,13 @@ int jds_replay(jd_svc *s)
 		return cm_log_errno(r, "no arena space for an I/O buffer");
 	if (r < 0)
 		return cm_log_errno(r, "blockdev-svc: %m");
-	r = jd_recover(&s->dev, 0, &progress, &info, why, sizeof(why));
+	r = jd_recover(&s->dev, ro ? JD_RECOVER_DRY_RUN : 0, &progress, &info, why, sizeof(why));
 	if (r < 0)
 		return cm_log_errno(r, "journal recovery failed: %s", why);
+	if (ro && info.needed)
+		return cm_log_errno(-EROFS, "the journal needs recovery and the device is "
+				    "read-only: serve it writable once (or run ext3d-recover on "
+				    "the image) first");
 	jds_progress_done(rec, &info);
 	if (!info.has_journal)
 		cm_info("no journal: nothing to recover%s",
