@@ -5,9 +5,27 @@ export EXT3D_RUNDIR=$T_TMP/run
 T_EXT3D=$EXT3D_BUILD/client/ext3d
 T_SUPERVISOR=$EXT3D_BUILD/compose/ext3d-supervisor
 
-# t_instance_start NAME COMPOSE [SUPERVISOR ARGS...]: 0 once ready.
+. "$T_TOP/tests/lib/nbdkit.sh"
+
+# t_instance_start NAME COMPOSE [SUPERVISOR ARGS...]: 0 once ready. With
+# EXT3D_TEST_NBD set (nbdkit.sh), the image is served by nbdkit.
 t_instance_start() {
 	name=$1 compose=$2; shift 2
+	if [ -n "${EXT3D_TEST_NBD:-}" ]; then
+		tis_prev= tis_n=$#
+		for tis_a in "$@"; do
+			case $tis_prev$tis_a in
+			--setIMAGE=*)
+				t_nbdkit_stop "img-$name"
+				t_nbdkit_start "img-$name" "$EXT3D_TEST_NBD" file "${tis_a#IMAGE=}" ||
+					return 1
+				tis_a=IMAGE=$t_nbd_uri ;;
+			esac
+			set -- "$@" "$tis_a"
+			tis_prev=$tis_a
+		done
+		shift "$tis_n"
+	fi
 	"$T_SUPERVISOR" --compose "$compose" --instance "$name" --set "BUILD=$EXT3D_BUILD" \
 		"$@" </dev/null >>"$T_TMP/$name.log" 2>&1 &
 	eval "t_pid_$(echo "$name" | tr -c 'a-zA-Z0-9\n' _)=$!"
