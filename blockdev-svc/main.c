@@ -91,18 +91,28 @@ int main(int argc, char **argv)
 
 	cm_service_init(&svc, "blockdev-svc");
 	while ((opt = getopt_long(argc, argv, "", bd_options, NULL)) != -1) {
-		if (opt == 'i')
+		switch (opt) {
+		case 'i':
 			image = optarg;
-		else if (opt == 'w')
+			break;
+		case 'w':
 			wlog = optarg;
-		else if (opt == 'f')
+			break;
+		case 'f':
 			fault = optarg;
-		else if (opt == 't' && bd_parse_ms(optarg, &bd.dev.timeout_ms) < 0)
-			return cm_log_errno(-EINVAL, "bad --device-timeout '%s'", optarg), EXIT_FAILURE;
-		else if (cm_service_option(&svc, opt, optarg) <= 0)
-			return cm_log_errno(-EINVAL, "usage: blockdev-svc --image=PATH "
-				"[--write-log=PATH] [--fault=ioerr:transient|persistent:N] "
-				"--arena-fd=N --slot=K"), EXIT_FAILURE;
+			break;
+		case 't':
+			if (bd_parse_ms(optarg, &bd.dev.timeout_ms) < 0)
+				return cm_log_errno(-EINVAL, "bad --device-timeout '%s'", optarg),
+				       EXIT_FAILURE;
+			break;
+		default:
+			if (cm_service_option(&svc, opt, optarg) <= 0)
+				return cm_log_errno(-EINVAL, "usage: blockdev-svc --image=PATH|URI "
+					"[--device-timeout=MS] [--write-log=PATH] "
+					"[--fault=ioerr:transient|persistent:N] --arena-fd=N --slot=K"),
+				       EXIT_FAILURE;
+		}
 	}
 	if (!image)
 		return cm_log_errno(-EINVAL, "--image is required"), EXIT_FAILURE;

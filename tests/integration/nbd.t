@@ -141,7 +141,7 @@ t_ok "$([ $? -ne 0 ]; echo $?)" "an instance on an unreachable server does not s
 grep -q "cannot connect to nbd+unix:///?socket=$T_TMP/no-such.sock" "$T_TMP/t-nbd-gone.log"
 t_ok $? "its log names the server it could not reach"
 t_instance_stop t-nbd-gone
-start t-nbd-tls "nbds+unix:///?socket=$T_TMP/nbd-file.sock" >/dev/null
+start t-nbd-tls "nbds+unix:///?socket=$T_TMP/nbd/file.sock" >/dev/null
 t_ok "$([ $? -ne 0 ]; echo $?)" "a TLS URI does not start"
 grep -q "TLS (nbds) is not supported" "$T_TMP/t-nbd-tls.log"
 t_ok $? "its log says TLS is not supported"

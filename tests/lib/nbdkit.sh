@@ -19,14 +19,19 @@ t_nbd_port() {
 
 # t_nbdkit_start NAME unix|tcp NBDKIT-ARGS...: starts nbdkit in the
 # background (NAME names it for t_nbdkit_stop and its log
-# $T_TMP/nbdkit-NAME.log) and waits until it answers. Sets t_nbd_uri to the
+# $T_TMP/nbdkit-NAME.log; a unix socket is $T_TMP/nbd/NAME.sock) and
+# waits until it answers. Sets t_nbd_uri to the
 # export's URI. A unix socket is made connectable by the services' user.
 # Started again under the same NAME, it serves the same URI.
 t_nbdkit_start() {
 	tns_name=$1 tns_how=$2; shift 2
 	tns_var=t_nbdkit_pid_$(echo "$tns_name" | tr -c 'a-zA-Z0-9\n' _)
 	if [ "$tns_how" = unix ]; then
-		tns_sock=$T_TMP/nbd-$tns_name.sock
+		# The services' user reconnects from inside its sandbox: it
+		# must reach the socket (T_TMP is 0700).
+		chmod o+x "$T_TMP"
+		mkdir -p -m 755 "$T_TMP/nbd"
+		tns_sock=$T_TMP/nbd/$tns_name.sock
 		rm -f "$tns_sock"
 		set -- -U "$tns_sock" "$@"
 		t_nbd_uri="nbd+unix:///?socket=$tns_sock"
