@@ -11,7 +11,8 @@
 #  - I/O errors at a rate (the error filter, switched on by a trigger
 #    file): the journal aborts, the instance turns read-only, and once the
 #    errors stop a restart replays the journal;
-#  - every request delayed (the delay filter);
+#  - every request delayed (the delay filter), over TCP, the server killed
+#    and started again once meanwhile;
 #  - the server gone for longer than --device-timeout: calls fail with EIO
 #    within the deadline, status says why, and a restart once the server
 #    is back replays the journal.
@@ -77,6 +78,8 @@ rec=$(field device.reconnects) replayed=$(field device.replayed)
 t_ok "$([ "$rec" -ge $((kills / 2)) ]; echo $?)" "status counts the reconnections ($rec)"
 t_ok "$([ "$replayed" -gt 0 ]; echo $?)" "unflushed writes were sent again after them ($replayed)"
 t_is "$(field device.link)" up "status: link up"
+t_is "$(field services.blockdev-svc.restarts)" 0 \
+	"blockdev-svc reconnected from inside its sandbox, never restarted"
 # Checked from the device, not from the buffer cache: the instance
 # starts again first.
 t_instance_stop $n
@@ -110,18 +113,28 @@ t_instance_stop $n
 t_img_fsck "$img" "e2fsck -fn clean after the I/O errors"
 t_nbdkit_stop srv
 
-# 3. Every request delayed.
-t_nbdkit_start srv unix --filter=delay file "$img" delay-write=20ms delay-read=5ms
+# 3. Every request delayed, on TCP loopback, and the server killed and
+# started again once in the middle (a reconnection over TCP).
+delayed() { t_nbdkit_start tcpsrv tcp --filter=delay file "$img" delay-write=20ms delay-read=5ms; }
+delayed
 uri=$t_nbd_uri
 start
-t_ok $? "instance on the delayed export ready"
-"$kwork" --instance $n run /rd1 "$T_TMP/log.d1" 201 >/dev/null 2>&1
-t_is "$(check d1)" 0 "a delayed round checks out"
-p99=$(field device.p99_us)
+t_ok $? "instance on the delayed export (TCP) ready"
+"$kwork" --instance $n run /rd1 "$T_TMP/log.d1" 201 >/dev/null 2>&1 &
+w=$!
+sleep 1
+t_nbdkit_stop tcpsrv KILL
+delayed
+t_ok $? "the server is killed and started again on the same port"
+wait $w
+p99=$(field device.p99_us) rec=$(field device.reconnects)
 t_ok "$([ "$p99" -ge 16384 ]; echo $?)" "status's p99 latency shows the delay ($p99 us)"
+t_ok "$([ "$rec" -ge 1 ]; echo $?)" "blockdev-svc reconnected over TCP ($rec)"
+t_is "$(field services.blockdev-svc.restarts)" 0 "from inside its sandbox, never restarted"
+t_is "$(check d1)" 0 "the delayed round checks out"
 t_instance_stop $n
 t_img_fsck "$img" "e2fsck -fn clean after the delays"
-t_nbdkit_stop srv
+t_nbdkit_stop tcpsrv
 
 # 4. The server gone past --device-timeout (2 s).
 t_nbdkit_start srv unix file "$img"
