@@ -73,7 +73,7 @@ int bd_device_open(bd_device *d, const char *path, char *why, size_t whylen)
 	uint64_t bytes;
 	int r;
 
-	if (bd_nbd_is_uri(path))
+	if (cm_device_is_nbd_uri(path))
 		return bd_device_open_nbd(d, path, why, whylen);
 	d->fd = cm_image_open(path, O_RDWR, BD_LOCK_WAIT_MS, why, whylen);
 	if (d->fd == -ENOENT)

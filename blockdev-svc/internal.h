@@ -42,7 +42,7 @@ typedef struct bd_device {
  * every filesystem blockdev-svc serves has at bytes [1024, 2048). */
 #define BD_DEVICE_MIN 2048u
 
-/* Opens and sizes the device, a path or an NBD URI (bd_nbd_is_uri); on
+/* Opens and sizes the device, a path or an NBD URI (cm_device_is_nbd_uri); on
  * failure why holds one line saying what is wrong (missing, empty, too
  * small, not a file or block device, server unreachable). */
 int bd_device_open(bd_device *d, const char *path, char *why, size_t whylen);
@@ -57,7 +57,6 @@ void bd_device_close(bd_device *d);
 
 /* nbd.c: the device as an NBD export (what the calls promise is there). */
 #define BD_DEVICE_TIMEOUT_MS 30000 /* --device-timeout's default */
-bool bd_nbd_is_uri(const char *path);
 int bd_nbd_open(bd_nbd **ret, const char *uri, uint32_t timeout_ms, cm_device *stat,
 		char *why, size_t whylen);
 uint64_t bd_nbd_size(const bd_nbd *n);

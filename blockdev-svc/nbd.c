@@ -421,12 +421,6 @@ bool bd_nbd_read_only(const bd_nbd *n)
 	return n->read_only;
 }
 
-bool bd_nbd_is_uri(const char *path)
-{
-	return strncmp(path, "nbd://", 6) == 0 || strncmp(path, "nbd+unix://", 11) == 0 ||
-	       strncmp(path, "nbds://", 7) == 0 || strncmp(path, "nbds+unix://", 12) == 0;
-}
-
 /* The first connection, through the URI; retried for a while so that a
  * server starting alongside the instance is waited for, but well within
  * the supervisor's readiness deadline. */

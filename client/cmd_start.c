@@ -25,6 +25,7 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "devstat.h"
 #include "mountpt.h"
 #include "progress.h"
 #include "rpc.h"
@@ -36,7 +37,7 @@
 typedef struct st_opts {
 	const char *data, *locking, *user, *clients, *per_uid, *compose, *log;
 	const char *mount_opts;
-	char commit_ms[16], watchdog_ms[16];
+	char commit_ms[16], watchdog_ms[16], device_timeout[48];
 	char image[PATH_MAX], mount[PATH_MAX];
 	bool foreground, stop_on_unmount;
 } st_opts;
@@ -54,6 +55,7 @@ static const struct option st_options[] = {
 	{"mount", required_argument, NULL, 'm'},
 	{"stop-on-unmount", no_argument, NULL, 'u'},
 	{"foreground", no_argument, NULL, 'f'},
+	{"device-timeout", required_argument, NULL, 'T'},
 	{"help", no_argument, NULL, 'h'},
 	{0},
 };
@@ -62,7 +64,7 @@ static const char *st_usage =
 	"usage: start [--data=ordered|journal|writeback] [--locking=fine|big] "
 	"[--commit-interval=SECONDS] [--watchdog=SECONDS] [--user=NAME] [--clients=GROUP] "
 	"[--sessions-per-uid=N] [--compose FILE] [--log FILE] [--mount DIR [-o OPTIONS]] "
-	"[--stop-on-unmount] [--foreground] IMAGE";
+	"[--stop-on-unmount] [--foreground] [--device-timeout=SECONDS] IMAGE|NBD-URI";
 
 /* Seconds from min to an hour, as whole milliseconds in out. */
 static int st_seconds(const char *arg, double min, char *out, size_t len)
@@ -92,6 +94,7 @@ static int st_parse(int argc, char **argv, st_opts *o)
 	static const char *const datas[] = {"ordered", "journal", "writeback", NULL};
 	static const char *const lockings[] = {"fine", "big", NULL};
 	const char *mount = NULL;
+	char ms[16];
 	int opt;
 
 	*o = (st_opts){.data = "ordered", .locking = "fine", .user = "", .clients = "",
@@ -111,6 +114,12 @@ static int st_parse(int argc, char **argv, st_opts *o)
 			if (st_seconds(optarg, 0.4, o->watchdog_ms, sizeof(o->watchdog_ms)) < 0)
 				return cli_fail("--watchdog: seconds from 0.4 to 3600", -EINVAL);
 			break;
+		case 'T':
+			if (st_seconds(optarg, 0.1, ms, sizeof(ms)) < 0)
+				return cli_fail("--device-timeout: seconds from 0.1 to 3600", -EINVAL);
+			snprintf(o->device_timeout, sizeof(o->device_timeout),
+				 "--device-timeout=%s", ms);
+			break;
 		case 'U': o->user = optarg; break;
 		case 'G': o->clients = optarg; break;
 		case 'S': o->per_uid = optarg; break;
@@ -129,8 +138,13 @@ static int st_parse(int argc, char **argv, st_opts *o)
 	if (!st_one_of(o->data, datas) || !st_one_of(o->locking, lockings))
 		return cli_fail("--data is ordered, journal or writeback; --locking fine or big",
 				-EINVAL);
-	if (!realpath(argv[optind], o->image))
+	if (cm_device_is_nbd_uri(argv[optind])) {
+		if (strlen(argv[optind]) >= sizeof(o->image))
+			return cli_fail(argv[optind], -ENAMETOOLONG);
+		strcpy(o->image, argv[optind]);
+	} else if (!realpath(argv[optind], o->image)) {
 		return cli_fail(argv[optind], -errno);
+	}
 	if (mount && !realpath(mount, o->mount))
 		return cli_fail(mount, -errno);
 	return 0;
@@ -155,7 +169,7 @@ static void st_argv(const st_opts *o, const char *instance, char **av, char sets
 	ST_SET("IMAGE=%s", o->image);
 	ST_SET("DATA=%s", o->data);
 	ST_SET("COMMIT_MS=%s", o->commit_ms);
-	ST_SET("BLOCKDEV_ARGS=");
+	ST_SET("BLOCKDEV_ARGS=%s", o->device_timeout);
 	ST_SET("SERVICE_USER=%s", o->user);
 	ST_SET("CLIENTS=%s", o->clients);
 	ST_SET("SESSIONS_PER_UID=%s", o->per_uid);

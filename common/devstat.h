@@ -8,7 +8,9 @@
 #define CM_DEVSTAT_H
 
 #include <stdatomic.h>
+#include <stdbool.h>
 #include <stdint.h>
+#include <string.h>
 
 enum cm_transport {
 	CM_TRANSPORT_NONE = 0, /* blockdev-svc has not opened the device yet */
@@ -43,5 +45,14 @@ typedef struct cm_device {
 	char where[CM_DEV_TEXT_MAX];         /* [racy read ok: diagnostics] path or URI */
 	char last_error[CM_DEV_TEXT_MAX];    /* [racy read ok: diagnostics] */
 } cm_device;
+
+/* True if an image name is an NBD URI (nbd://HOST[:PORT]/EXPORT,
+ * nbd+unix:///EXPORT?socket=PATH, or their TLS forms nbds and
+ * nbds+unix), not a path. */
+static inline bool cm_device_is_nbd_uri(const char *name)
+{
+	return strncmp(name, "nbd://", 6) == 0 || strncmp(name, "nbd+unix://", 11) == 0 ||
+	       strncmp(name, "nbds://", 7) == 0 || strncmp(name, "nbds+unix://", 12) == 0;
+}
 
 #endif

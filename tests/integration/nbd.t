@@ -135,6 +135,21 @@ t_ok $? "the synced file is there after the replay"
 t_instance_stop $n
 t_img_fsck "$img" "after the replay over NBD"
 
+# compose/up takes the URI as its --image (it makes no image for one).
+if [ "$(cd "$EXT3D_BUILD" && pwd)" = "$T_TOP/build" ]; then
+	up=t-nbd-up-$$
+	t_at_exit "$T_TOP/compose/down --instance $up >/dev/null 2>&1"
+	"$T_TOP/compose/up" --instance $up --image "$uri" --device-timeout 5 >"$T_TMP/up.out" 2>&1
+	t_check $? "compose/up --image $uri --device-timeout 5" "$T_TMP/up.out"
+	t_is "$(t_field $up device.transport 2>/dev/null)" nbd-unix "its status names the NBD transport"
+	"$T_EXT3D" --instance $up cat /new/dirty | cmp -s - "$T_TMP/data"
+	t_ok $? "and it serves the export's files"
+	"$T_TOP/compose/down" --instance $up >/dev/null 2>&1
+	t_ok $? "compose/down stops it"
+else
+	t_skip "compose/up needs EXT3D_BUILD=build/" "compose/up --image URI"
+fi
+
 # Refusals with a reason.
 start t-nbd-gone "nbd+unix:///?socket=$T_TMP/no-such.sock" >/dev/null
 t_ok "$([ $? -ne 0 ]; echo $?)" "an instance on an unreachable server does not start"
