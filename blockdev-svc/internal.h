@@ -56,7 +56,7 @@ int bd_device_flush(bd_device *d);
 void bd_device_close(bd_device *d);
 
 /* nbd.c: the device as an NBD export (what the calls promise is there). */
-#define BD_DEVICE_TIMEOUT_MS 30000 /* --device-timeout's default */
+#define BD_DEVICE_TIMEOUT_MS 8000 /* --device-timeout's default: under libext3d's 10 s call deadline */
 int bd_nbd_open(bd_nbd **ret, const char *uri, uint32_t timeout_ms, cm_device *stat,
 		char *why, size_t whylen);
 uint64_t bd_nbd_size(const bd_nbd *n);
