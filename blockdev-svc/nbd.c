@@ -278,6 +278,7 @@ static int bd_nbd_run(bd_nbd *n, bd_nbd_cmd *cmds, int ncmds)
 		n->retry_at_ns = deadline + (uint64_t)BD_NBD_RETRY_MAX * 1000000;
 		if (bd_nbd_reconnect(n, deadline) < 0)
 			return -EIO;
+		deadline = cm_now_ns() + n->timeout_ns;
 	}
 	for (;;) {
 		if (cm_now_ns() >= deadline)
