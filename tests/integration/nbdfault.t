@@ -18,7 +18,7 @@
 #    is back replays the journal.
 # After each: everything acknowledged by an fsync or a sync is there, no
 # client hung, and e2fsck -fn finds the image clean. 8 server kills by
-# default; EXT3D_LONG=1: 60.
+# default; EXT3D_LONG=1: 30.
 set -u
 . "$(dirname "$0")/../lib/tap.sh"
 . "$T_TOP/tests/lib/instance.sh"
@@ -26,7 +26,7 @@ set -u
 
 t_need_nbdkit
 kills=8
-[ -n "${EXT3D_LONG:-}" ] && kills=60
+[ -n "${EXT3D_LONG:-}" ] && kills=30
 kwork=$EXT3D_BUILD/tests/tools/x3-kwork
 img=$T_TMP/img n=t-nbdfault
 mke2fs -q -F -t ext3 -b 1024 "$img" 64M >/dev/null 2>&1
