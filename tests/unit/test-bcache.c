@@ -87,7 +87,7 @@ static int t_exec(void *ctx, const void *req, void *resp)
 
 static int t_server(void *arg)
 {
-	bd_svc bd = {.arena = t_a, .wlog.fd = -1};
+	bd_svc bd = {.arena = t_a, .dev.stat = &cm_layout_get(t_a)->device, .wlog.fd = -1};
 	cm_chan_server s;
 	char why[512];
 
@@ -668,7 +668,7 @@ static void t_stable_write(void)
 	const uint64_t sector = 1900ull * (T_BS / CM_BD_SECTOR);
 	char wpath[64] = "/tmp/test-bcache-wlog.XXXXXX";
 	struct t_scribbler sc = {.len = len};
-	bd_svc bd = {.arena = t_a, .wlog.fd = -1};
+	bd_svc bd = {.arena = t_a, .dev.stat = &cm_layout_get(t_a)->device, .wlog.fd = -1};
 	uint8_t *logged = malloc(len), *dev = malloc(len);
 	cm_off off = cm_arena_alloc_data(t_a, len, 4096);
 	int wfd = mkstemp(wpath), differ = 0, failed = 0;

@@ -78,7 +78,7 @@ static int server_exec(void *ctx, const void *req, void *resp)
 
 static int server_main(void *arg)
 {
-	bd_svc s = {.arena = a, .wlog.fd = -1};
+	bd_svc s = {.arena = a, .dev.stat = &cm_layout_get(a)->device, .wlog.fd = -1};
 	cm_chan_server srv;
 	char why[256];
 
