@@ -62,6 +62,7 @@ int bd_nbd_open(bd_nbd **ret, const char *uri, uint32_t timeout_ms, cm_device *s
 uint64_t bd_nbd_size(const bd_nbd *n);
 bool bd_nbd_read_only(const bd_nbd *n);
 int bd_nbd_readv(bd_nbd *n, uint64_t off, const struct iovec *iov, int iovcnt);
+/* bd_device_write refuses writes to a read-only export before this. */
 int bd_nbd_write(bd_nbd *n, uint64_t off, const void *buf, size_t len, bool fua);
 int bd_nbd_flush(bd_nbd *n);
 void bd_nbd_close(bd_nbd *n);

@@ -393,8 +393,6 @@ int bd_nbd_write(bd_nbd *n, uint64_t off, const void *buf, size_t len, bool fua)
 	uint32_t flags = fua && n->can_fua ? LIBNBD_CMD_FLAG_FUA : 0;
 	int ncmds, r;
 
-	if (n->read_only)
-		return -EROFS;
 	if (len > BD_NBD_PIECE * 4)
 		return -EINVAL;
 	ncmds = bd_nbd_pieces(cmds, 0, CM_BD_WRITE, off, (void *)buf, len, flags);
