@@ -30,6 +30,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -167,6 +168,17 @@ static int wb_unlink(wb_client *c, const char *p)
 	if (!c->cfg->posix)
 		return ext3d_unlink(c->fs, p);
 	return unlink(p) < 0 ? -errno : 0;
+}
+
+/* CPU time of this process, every thread, user and system (the client's
+ * share of a run: libext3d or the system calls on a mount). */
+static double wb_cpu_secs(void)
+{
+	struct rusage ru;
+
+	getrusage(RUSAGE_SELF, &ru);
+	return (double)(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) +
+	       (double)(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) / 1e6;
 }
 
 /* ---- the workloads: each fills c->ops, returns 0 or -errno ---- */
@@ -431,6 +443,7 @@ int main(int argc, char **argv)
 		cfg.name = argv[optind];
 	if (wb_setup(&cfg, cl) < 0)
 		return 1;
+	double cpu0 = wb_cpu_secs();
 	for (int i = 0; i < cfg.threads; i++)
 		if (pthread_create(&th[i], NULL, wb_client_main, &cl[i]) != 0)
 			return fprintf(stderr, "writebench: cannot start a thread\n"), 1;
@@ -445,6 +458,7 @@ int main(int argc, char **argv)
 		ops += cl[i].ops;
 		cl[i].fs = ext3d_detach(cl[i].fs);
 	}
+	double cpu = wb_cpu_secs() - cpu0;
 	if (r < 0) {
 		fprintf(stderr, "writebench: %s %s: %s\n", cfg.name, cfg.workload, strerror(-r));
 		return 1;
@@ -455,7 +469,8 @@ int main(int argc, char **argv)
 		       cfg.name, cfg.workload, cfg.threads, secs, (double)ops / 1e6 / secs);
 	else
 		printf("result backend=%s workload=%s threads=%d ops=%llu secs=%.3f rate=%.0f "
-		       "unit=%s/s\n", cfg.name, cfg.workload, cfg.threads, (unsigned long long)ops,
-		       secs, (double)ops / secs, strstr(cfg.workload, "create") ? "creates" : "ops");
+		       "unit=%s/s cpu_us=%.0f\n", cfg.name, cfg.workload, cfg.threads,
+		       (unsigned long long)ops, secs, (double)ops / secs,
+		       strstr(cfg.workload, "create") ? "creates" : "ops", cpu * 1e6);
 	return 0;
 }

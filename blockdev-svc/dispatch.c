@@ -2,7 +2,9 @@
  * request is client-controlled: version, op, flags, range and buffer are
  * all checked before any I/O, and a bad one gets an error response. A
  * write reads the shared buffer exactly once, into the private bounce
- * buffer, and both the write log and the device get that copy. */
+ * buffer, and both the write log and the device get that copy. A
+ * gathering write (CM_BD_WRITEV) gathers its buffers there, so it is one
+ * write to both. */
 #include <errno.h>
 #include <stdatomic.h>
 #include <string.h>
@@ -24,17 +26,18 @@ static int bd_check_range(bd_svc *bd, const cm_bd_rec *rq, void **buf)
 	return *buf ? 0 : -EFAULT;
 }
 
-/* A scatter read: the table and every buffer it names are checked (and
- * the offsets copied out, since the client may change them) before I/O. */
-static int bd_do_readv(bd_svc *bd, const cm_bd_rec *rq)
+/* The buffers of a scatter read or gathering write: the table and every
+ * buffer it names are checked (and the offsets copied out, since the
+ * client may change them) before any I/O. Returns how many, or an error. */
+static int bd_check_vec(bd_svc *bd, const cm_bd_rec *rq, uint32_t flags_ok,
+			struct iovec iov[CM_BD_MAX_IOV])
 {
-	struct iovec iov[CM_BD_MAX_IOV];
 	uint64_t len = (uint64_t)rq->chunk * CM_BD_SECTOR;
 	const _Atomic uint64_t *table;
 	uint32_t n;
 
 	if (rq->chunk == 0 || rq->nsect == 0 || rq->nsect > CM_BD_MAX_SECTORS ||
-	    rq->nsect % rq->chunk || rq->flags)
+	    rq->nsect % rq->chunk || (rq->flags & ~flags_ok))
 		return -EINVAL;
 	n = rq->nsect / rq->chunk;
 	if (n > CM_BD_MAX_IOV)
@@ -54,14 +57,25 @@ static int bd_do_readv(bd_svc *bd, const cm_bd_rec *rq)
 		if (!iov[i].iov_base)
 			return -EFAULT;
 	}
-	return bd_device_readv(&bd->dev, rq->sector, iov, (int)n);
+	return (int)n;
+}
+
+/* Writes the bounce buffer's first nsect sectors: the write log, then the
+ * device, then for FUA a flush of the log. */
+static int bd_write_bounce(bd_svc *bd, uint64_t sector, uint32_t nsect, uint32_t flags)
+{
+	bool fua = flags & CM_BD_FUA;
+	int r = bd_wlog_write(&bd->wlog, sector, nsect, flags, bd->bounce);
+
+	if (r == 0)
+		r = bd_device_write(&bd->dev, sector, nsect, bd->bounce, fua);
+	if (r == 0 && fua)
+		r = bd_wlog_flush(&bd->wlog);
+	return r;
 }
 
 static int bd_do_write(bd_svc *bd, const cm_bd_rec *rq, const void *buf)
 {
-	bool fua = rq->flags & CM_BD_FUA;
-	int r;
-
 	if (rq->flags & ~CM_BD_FUA)
 		return -EINVAL;
 	/* Before the log: a write that failed never reached the device. */
@@ -69,12 +83,26 @@ static int bd_do_write(bd_svc *bd, const cm_bd_rec *rq, const void *buf)
 		return -EIO;
 	/* One read of the shared buffer (bd_check_range bounded nsect). */
 	memcpy(bd->bounce, buf, (size_t)rq->nsect * CM_BD_SECTOR);
-	r = bd_wlog_write(&bd->wlog, rq->sector, rq->nsect, rq->flags, bd->bounce);
-	if (r == 0)
-		r = bd_device_write(&bd->dev, rq->sector, rq->nsect, bd->bounce, fua);
-	if (r == 0 && fua)
-		r = bd_wlog_flush(&bd->wlog);
-	return r;
+	return bd_write_bounce(bd, rq->sector, rq->nsect, rq->flags);
+}
+
+/* A gathering write: its buffers are read once each, in table order, into
+ * the bounce buffer, which then goes out as one write. */
+static int bd_do_writev(bd_svc *bd, const cm_bd_rec *rq)
+{
+	struct iovec iov[CM_BD_MAX_IOV];
+	int n = bd_check_vec(bd, rq, CM_BD_FUA, iov);
+	uint8_t *p = bd->bounce;
+
+	if (n < 0)
+		return n;
+	if (bd_device_fault_hits(&bd->dev))
+		return -EIO;
+	for (int i = 0; i < n; i++) {
+		memcpy(p, iov[i].iov_base, iov[i].iov_len);
+		p += iov[i].iov_len;
+	}
+	return bd_write_bounce(bd, rq->sector, rq->nsect, rq->flags);
 }
 
 static int bd_exec_one(bd_svc *bd, const void *req, void *resp)
@@ -98,8 +126,13 @@ static int bd_exec_one(bd_svc *bd, const void *req, void *resp)
 	case CM_BD_WRITE:
 		r = bd_check_range(bd, rq, &buf);
 		return r < 0 ? r : bd_do_write(bd, rq, buf);
-	case CM_BD_READV:
-		return bd_do_readv(bd, rq);
+	case CM_BD_READV: {
+		struct iovec iov[CM_BD_MAX_IOV];
+		int n = bd_check_vec(bd, rq, 0, iov);
+		return n < 0 ? n : bd_device_readv(&bd->dev, rq->sector, iov, n);
+	}
+	case CM_BD_WRITEV:
+		return bd_do_writev(bd, rq);
 	case CM_BD_FLUSH:
 		r = bd_device_flush(&bd->dev);
 		return r < 0 ? r : bd_wlog_flush(&bd->wlog);

@@ -1,7 +1,7 @@
 /* bdclient.c - the blockdev-svc client over one channel; see bdclient.h.
- * The scatter-read offset tables live in the channel's scratch space, which
- * the channel keeps for its next client: opening and closing clients never
- * grows the arena. */
+ * The offset tables of scatter reads and gathering writes live in the
+ * channel's scratch space, which the channel keeps for its next client:
+ * opening and closing clients never grows the arena. */
 #include "bdclient.h"
 
 #include <errno.h>
@@ -130,11 +130,15 @@ int cm_bdev_flush(cm_bdev *b)
 	return cm_bdev_io(b, CM_BD_FLUSH, 0, 0, 0, 0);
 }
 
-int cm_bdev_submit_readv(cm_bdev *b, uint64_t sector, uint32_t sect_per_buf,
-			 const cm_off *bufs, uint32_t n)
+/* A scatter read or gathering write: the table of buffer offsets goes in
+ * the channel's scratch space. */
+static int cm_bdev_submit_vec(cm_bdev *b, enum cm_bd_op op, uint64_t sector,
+			      uint32_t sect_per_buf, const cm_off *bufs, uint32_t n, uint32_t flags)
 {
 	const uint64_t table_bytes = CM_BDEV_RUN_MAX * sizeof(cm_off);
-	cm_bd_rec rec = {.hdr.op = CM_BD_READV, .sector = sector, .chunk = sect_per_buf};
+	cm_bd_rec rec = {
+		.hdr.op = (uint16_t)op, .sector = sector, .chunk = sect_per_buf, .flags = flags,
+	};
 	cm_off *table;
 
 	if (n == 0 || n > CM_BDEV_RUN_MAX)
@@ -152,4 +156,16 @@ int cm_bdev_submit_readv(cm_bdev *b, uint64_t sector, uint32_t sect_per_buf,
 	memcpy(table, bufs, n * sizeof(cm_off));
 	rec.nsect = sect_per_buf * n;
 	return cm_chan_submit(b->chan, &rec);
+}
+
+int cm_bdev_submit_readv(cm_bdev *b, uint64_t sector, uint32_t sect_per_buf,
+			 const cm_off *bufs, uint32_t n)
+{
+	return cm_bdev_submit_vec(b, CM_BD_READV, sector, sect_per_buf, bufs, n, 0);
+}
+
+int cm_bdev_submit_writev(cm_bdev *b, uint64_t sector, uint32_t sect_per_buf,
+			  const cm_off *bufs, uint32_t n, uint32_t flags)
+{
+	return cm_bdev_submit_vec(b, CM_BD_WRITEV, sector, sect_per_buf, bufs, n, flags);
 }

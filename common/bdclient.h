@@ -39,5 +39,8 @@ cm_chan_client *cm_bdev_chan(cm_bdev *b);
 #define CM_BDEV_RUN_MAX 32
 int cm_bdev_submit_readv(cm_bdev *b, uint64_t sector, uint32_t sect_per_buf,
 			 const cm_off *bufs, uint32_t n);
+/* The same for a gathering write (CM_BD_WRITEV); flags: CM_BD_FUA. */
+int cm_bdev_submit_writev(cm_bdev *b, uint64_t sector, uint32_t sect_per_buf,
+			  const cm_off *bufs, uint32_t n, uint32_t flags);
 
 #endif

@@ -24,9 +24,12 @@ enum cm_bd_op {
 	CM_BD_READV = 16, /* nsect sectors into nsect / chunk buffers: data_off
 			   * names a table of their offsets (uint64_t each),
 			   * table and buffers in the data zone */
+	CM_BD_WRITEV = 17, /* the gathering write: nsect sectors from nsect /
+			    * chunk buffers named as for CM_BD_READV; flags:
+			    * CM_BD_FUA */
 };
 
-#define CM_BD_MAX_IOV 256 /* buffers per CM_BD_READV */
+#define CM_BD_MAX_IOV 256 /* buffers per CM_BD_READV or CM_BD_WRITEV */
 
 #define CM_BD_FUA 0x1u /* the write is durable when answered */
 
@@ -37,7 +40,7 @@ typedef struct cm_bd_rec {
 	uint32_t flags;
 	uint64_t data_off;    /* arena offset of the buffer (data zone) */
 	uint64_t dev_sectors; /* CM_BD_INFO response */
-	uint32_t chunk;       /* CM_BD_READV: sectors per buffer */
+	uint32_t chunk;       /* CM_BD_READV, CM_BD_WRITEV: sectors per buffer */
 	uint32_t pad;
 	uint8_t reserved[CM_CHAN_REC_SIZE - 56];
 } cm_bd_rec;

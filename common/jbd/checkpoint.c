@@ -9,10 +9,9 @@
 #include <errno.h>
 #include <stdlib.h>
 
+#include "bwq.h"
 #include "commit.h"
 #include "runtime.h"
-
-#define JBD_CP_DEPTH 32 /* home writes in flight */
 
 /* ---- j_checkpoint_transactions: circular, the head names the oldest ---- */
 
@@ -147,34 +146,28 @@ static bool jbd_cp_clean(jbd_ctx *jc, jbd_jh *jh, void *ctx)
 	return b->n < b->max;
 }
 
-/* Writes home those of bhs[0..n) that are DIRTY, JBD_CP_DEPTH at a time
- * on bd's channel, each LOCKED from its DIRTY test until its write is
- * reaped (a failed write leaves it DIRTY). No lock is held; a thread
- * holding LOCKED never waits for another buffer's, so taking one while
- * holding others cannot deadlock. Returns the first error. */
+static int jbd_cp_by_block(const void *a, const void *b)
+{
+	uint64_t x = cm_bh_blocknr(*(cm_bh *const *)a), y = cm_bh_blocknr(*(cm_bh *const *)b);
+
+	return (x > y) - (x < y);
+}
+
+/* Writes home those of bhs[0..n) that are DIRTY, in block order, so that
+ * neighbours go in one gathering write (bwq.h). Each is LOCKED from its
+ * DIRTY test until its write is reaped (a failed write leaves it DIRTY).
+ * No lock is held; a thread holding LOCKED never waits for another
+ * buffer's, so taking one while holding others cannot deadlock. Returns
+ * the first error. */
 static int jbd_cp_write(jbd_ctx *jc, cm_bdev *bd, cm_bh **bhs, uint32_t n, uint32_t *written)
 {
-	uint32_t spb = jc->j->block_size / CM_BD_SECTOR, head = 0, len = 0;
-	cm_bh *q[JBD_CP_DEPTH];
+	cm_bwq q;
 	int first = 0, r;
 
-	for (uint32_t i = 0;; i++) {
-		while (len && (len == JBD_CP_DEPTH || i >= n)) {
-			cm_bh *bh = q[head];
-			cm_bd_rec rec;
-
-			if ((r = cm_bdev_reap(bd, &rec)) == 0)
-				r = rec.hdr.status;
-			if (r < 0) {
-				cm_bh_mark_dirty(bh);
-				first = first ? first : r;
-			}
-			cm_bh_unlock(jc->cache, bh);
-			head = (head + 1) % JBD_CP_DEPTH;
-			len--;
-		}
-		if (i >= n)
-			return first;
+	if (n > 1)
+		qsort(bhs, n, sizeof(*bhs), jbd_cp_by_block);
+	cm_bwq_init(&q, jc->cache, bd, NULL, NULL);
+	for (uint32_t i = 0; i < n; i++) {
 		if ((r = cm_bh_lock(jc->cache, bhs[i])) < 0) {
 			first = first ? first : r;
 			continue;
@@ -184,19 +177,11 @@ static int jbd_cp_write(jbd_ctx *jc, cm_bdev *bd, cm_bh **bhs, uint32_t n, uint3
 			continue;
 		}
 		cm_bh_clear_dirty(bhs[i]);
-		cm_bd_rec rec = {
-			.hdr.op = CM_BD_WRITE, .sector = cm_bh_blocknr(bhs[i]) * spb, .nsect = spb,
-			.data_off = bhs[i]->b_data,
-		};
-		if ((r = cm_bdev_submit(bd, &rec)) < 0) {
-			cm_bh_mark_dirty(bhs[i]);
-			cm_bh_unlock(jc->cache, bhs[i]);
-			first = first ? first : r;
-			continue;
-		}
-		q[(head + len++) % JBD_CP_DEPTH] = bhs[i];
+		cm_bwq_add(&q, bhs[i], NULL);
 		(*written)++;
 	}
+	r = cm_bwq_finish(&q);
+	return first ? first : r;
 }
 
 /* Frees every FINISHED transaction with nothing left to checkpoint and

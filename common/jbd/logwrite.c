@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "bwq.h"
 #include "byteorder.h"
 #include "commit.h"
 #include "jbd2_disk.h"
@@ -247,12 +248,34 @@ static int jbd_log_buffer(jbd_logw *w, jbd_jh *jh, cm_off data)
 	return 0;
 }
 
-/* Ordered data: home before anything of the transaction is in the log. */
+/* An ordered data buffer is home (or failed): the journal head taken for
+ * its write is given back. */
+static void jbd_ordered_done(void *ctx, cm_bh *bh, void *tag, int r)
+{
+	jbd_ctx *jc = ctx;
+
+	(void)bh;
+	(void)r;
+	if (jbd_enter(jc) == 0) {
+		jbd_jh_put(jc, tag);
+		jbd_leave(jc);
+	}
+}
+
+/* Ordered data: home before anything of the transaction is in the log.
+ * The buffers go in list order (a file written front to back is listed
+ * so) through a home-write queue, neighbours in one write (bwq.h); each is
+ * LOCKED until its write is reaped. Taking journal locks for the next
+ * while holding LOCKED bits is safe: no thread waits for a LOCKED buffer
+ * while holding a journal lock (docs/locking.md). */
 static int jbd_write_ordered(jbd_ctx *jc, cm_bdev *bd, jbd_transaction *t)
 {
+	bool entered = true;
 	jbd_jh *jh;
-	int r, first = 0;
+	cm_bwq q;
+	int r, w, first = 0;
 
+	cm_bwq_init(&q, jc->cache, bd, jbd_ordered_done, jc);
 	if ((r = jbd_enter(jc)) < 0)
 		return r;
 	while ((jh = jbd_lock_first(jc, t, JBD_SYNCDATA, &r))) {
@@ -272,15 +295,27 @@ static int jbd_write_ordered(jbd_ctx *jc, cm_bdev *bd, jbd_transaction *t)
 		}
 		jbd_unlock_jh(jc, blk);
 		jbd_leave(jc);
-		r = cm_bcache_write(jc->cache, bd, bh);
-		if (r < 0 && !first)
-			first = r;
+		entered = false;
+		/* Cleared under LOCKED: a modification made meanwhile dirties it again. */
+		if ((r = cm_bh_lock(jc->cache, bh)) < 0) {
+			first = first ? first : r;
+			jbd_ordered_done(jc, bh, jh, r);
+		} else if (atomic_fetch_and(&bh->b_state, ~(uint32_t)CM_BH_DIRTY) & CM_BH_DIRTY) {
+			cm_bwq_add(&q, bh, jh);
+		} else {
+			cm_bh_unlock(jc->cache, bh);
+			jbd_ordered_done(jc, bh, jh, 0);
+		}
 		if ((r = jbd_enter(jc)) < 0)
-			return r;
-		jbd_jh_put(jc, jh);
+			break;
+		entered = true;
 	}
-	jbd_leave(jc);
-	return first < 0 ? first : r;
+	if (entered)
+		jbd_leave(jc);
+	w = cm_bwq_finish(&q);
+	if (first < 0)
+		return first;
+	return r < 0 ? r : w;
 }
 
 /* Logs every buffer on t's METADATA list; returns holding nothing. */

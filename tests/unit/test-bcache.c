@@ -25,6 +25,7 @@
 #include "../../blockdev-svc/internal.h"
 #include "bcache.h"
 #include "bdclient.h"
+#include "bwq.h"
 #include "chan.h"
 #include "t_arena.h"
 #include "tap.h"
@@ -50,7 +51,7 @@
 /* Shared with the children, in the arena. */
 struct t_shared {
 	_Atomic uint64_t reads, writes, flushes; /* executed by the server */
-	_Atomic uint64_t readvs;                 /* scatter reads executed */
+	_Atomic uint64_t readvs, writevs;        /* scatter reads, gathering writes */
 	_Atomic uint32_t stop;                   /* the server exits */
 	_Atomic uint32_t go, done;               /* round barrier of t_one_read */
 };
@@ -82,6 +83,8 @@ static int t_exec(void *ctx, const void *req, void *resp)
 		atomic_fetch_add(&t_sh->flushes, 1);
 	else if (rq->hdr.op == CM_BD_READV)
 		atomic_fetch_add(&t_sh->readvs, 1);
+	else if (rq->hdr.op == CM_BD_WRITEV)
+		atomic_fetch_add(&t_sh->writevs, 1);
 	return bd_exec(ctx, req, resp);
 }
 
@@ -778,6 +781,87 @@ static void t_prefetch(cm_bdev *bd)
 	cm_bcache_detach(c);
 }
 
+struct t_bwq_seen {
+	int done, failed, locked, bad_tag;
+};
+
+static void t_bwq_done(void *ctx, cm_bh *bh, void *tag, int r)
+{
+	struct t_bwq_seen *seen = ctx;
+
+	seen->done++;
+	seen->failed += r < 0;
+	seen->locked += cm_bh_test(bh, CM_BH_LOCKED);
+	seen->bad_tag += tag != bh;
+}
+
+/* The home-write queue: 70 consecutive dirty blocks go as three gathering
+ * writes (32 + 32 + 6), two lone blocks as plain writes, and a run across
+ * the device's end fails as a whole: its buffers are dirty again, the
+ * others home and clean, every one unlocked before its done call. */
+static void t_home_writes(cm_bdev *bd)
+{
+	cm_bcache *c = t_cache(128 * T_BS, T_BS, NULL);
+	uint64_t blocks[80], w0 = atomic_load(&t_sh->writes), v0 = atomic_load(&t_sh->writevs);
+	struct t_bwq_seen seen = {0};
+	uint32_t n = 0;
+	cm_bh *bh[80];
+	cm_bwq q;
+	int home = 0, dirty = 0;
+
+	for (uint64_t b = 400; b < 470; b++)
+		blocks[n++] = b;
+	blocks[n++] = 480;
+	blocks[n++] = 482;
+	for (uint64_t b = T_NBLK - 2; b < T_NBLK + 2; b++)
+		blocks[n++] = b;
+	for (uint32_t i = 0; i < n; i++) {
+		uint8_t *d;
+		if (cm_bcache_getblk(c, blocks[i], &bh[i]) < 0) {
+			printf("Bail out! getblk %llu\n", (unsigned long long)blocks[i]);
+			exit(1);
+		}
+		d = cm_bh_data(c, bh[i]);
+		for (uint32_t k = 0; k < T_BS; k++)
+			d[k] = (uint8_t)(blocks[i] * 7 + k);
+		cm_bh_set_uptodate(bh[i]);
+		cm_bh_mark_dirty(bh[i]);
+	}
+	cm_bwq_init(&q, c, bd, t_bwq_done, &seen);
+	for (uint32_t i = 0; i < n; i++) {
+		cm_bh_lock(c, bh[i]);
+		cm_bh_clear_dirty(bh[i]);
+		cm_bwq_add(&q, bh[i], bh[i]);
+	}
+	t_is_int(cm_bwq_finish(&q), -ERANGE, "bwq: the run across the end fails with -ERANGE");
+	t_is_int((int64_t)q.requests, 6, "bwq: 76 buffers in 6 requests");
+	t_is_int((int64_t)(atomic_load(&t_sh->writevs) - v0), 4,
+		 "bwq: 3 gathering writes of 70 blocks and one across the end");
+	t_is_int((int64_t)(atomic_load(&t_sh->writes) - w0), 2, "bwq: the lone blocks as plain writes");
+	t_is_int(seen.done, 76, "bwq: done called for each buffer");
+	t_is_int(seen.failed, 4, "bwq: with the error for the 4 across the end");
+	t_is_int(seen.locked + seen.bad_tag, 0, "bwq: unlocked before done, with its own tag");
+	for (uint32_t i = 0; i < n; i++) {
+		if (blocks[i] < T_NBLK - 2) {
+			home += t_file_is(blocks[i], cm_bh_data(c, bh[i])) &&
+				!cm_bh_test(bh[i], CM_BH_DIRTY);
+			memcpy(t_img + blocks[i] * T_BS, cm_bh_data(c, bh[i]), T_BS);
+		} else {
+			dirty += cm_bh_test(bh[i], CM_BH_DIRTY) && atomic_load(&bh[i]->b_error) == -ERANGE;
+		}
+	}
+	t_is_int(home, 72, "bwq: the 72 written are on the device and clean");
+	t_is_int(dirty, 4, "bwq: the 4 that failed are dirty, with their error");
+	t_ok(t_file_is(T_NBLK - 2, t_img + (T_NBLK - 2) * T_BS),
+	     "bwq: a failed run wrote nothing");
+	for (uint32_t i = 0; i < n; i++) {
+		cm_bh_clear_dirty(bh[i]);
+		cm_bcache_put(c, bh[i]);
+	}
+	t_ok(cm_bcache_check(c), "bwq: invariants hold");
+	cm_bcache_detach(c);
+}
+
 int main(void)
 {
 	cm_bdev *bd;
@@ -802,6 +886,7 @@ int main(void)
 	t_errors(bd);
 	t_full(bd);
 	t_writeback(bd);
+	t_home_writes(bd);
 	t_stable_write();
 	t_dead_stripe(bd);
 	cm_bdev_close(bd);
