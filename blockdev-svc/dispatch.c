@@ -60,12 +60,21 @@ static int bd_check_vec(bd_svc *bd, const cm_bd_rec *rq, uint32_t flags_ok,
 	return (int)n;
 }
 
-/* Writes the bounce buffer's first nsect sectors: the write log, then the
- * device, then for FUA a flush of the log. */
+/* Writes the bounce buffer's first nsect sectors: for PREFLUSH a flush of
+ * the device and the log first, then the write log, then the device, then
+ * for FUA a flush of the log. */
 static int bd_write_bounce(bd_svc *bd, uint64_t sector, uint32_t nsect, uint32_t flags)
 {
 	bool fua = flags & CM_BD_FUA;
-	int r = bd_wlog_write(&bd->wlog, sector, nsect, flags, bd->bounce);
+	int r = 0;
+
+	if (flags & CM_BD_PREFLUSH) {
+		r = bd_device_flush(&bd->dev);
+		if (r == 0)
+			r = bd_wlog_flush(&bd->wlog);
+	}
+	if (r == 0)
+		r = bd_wlog_write(&bd->wlog, sector, nsect, flags & CM_BD_FUA, bd->bounce);
 
 	if (r == 0)
 		r = bd_device_write(&bd->dev, sector, nsect, bd->bounce, fua);
@@ -76,7 +85,7 @@ static int bd_write_bounce(bd_svc *bd, uint64_t sector, uint32_t nsect, uint32_t
 
 static int bd_do_write(bd_svc *bd, const cm_bd_rec *rq, const void *buf)
 {
-	if (rq->flags & ~CM_BD_FUA)
+	if (rq->flags & ~CM_BD_WRITE_FLAGS)
 		return -EINVAL;
 	/* Before the log: a write that failed never reached the device. */
 	if (bd_device_fault_hits(&bd->dev))
@@ -91,7 +100,7 @@ static int bd_do_write(bd_svc *bd, const cm_bd_rec *rq, const void *buf)
 static int bd_do_writev(bd_svc *bd, const cm_bd_rec *rq)
 {
 	struct iovec iov[CM_BD_MAX_IOV];
-	int n = bd_check_vec(bd, rq, CM_BD_FUA, iov);
+	int n = bd_check_vec(bd, rq, CM_BD_WRITE_FLAGS, iov);
 	uint8_t *p = bd->bounce;
 
 	if (n < 0)

@@ -19,19 +19,23 @@
 enum cm_bd_op {
 	CM_BD_INFO = 1,  /* response: dev_sectors */
 	CM_BD_READ = 2,
-	CM_BD_WRITE = 3, /* flags: CM_BD_FUA */
+	CM_BD_WRITE = 3, /* flags: CM_BD_FUA, CM_BD_PREFLUSH */
 	CM_BD_FLUSH = 4, /* everything written before it is durable */
 	CM_BD_READV = 16, /* nsect sectors into nsect / chunk buffers: data_off
 			   * names a table of their offsets (uint64_t each),
 			   * table and buffers in the data zone */
 	CM_BD_WRITEV = 17, /* the gathering write: nsect sectors from nsect /
-			    * chunk buffers named as for CM_BD_READV; flags:
-			    * CM_BD_FUA */
+			    * chunk buffers named as for CM_BD_READV; flags
+			    * as CM_BD_WRITE's */
 };
 
 #define CM_BD_MAX_IOV 256 /* buffers per CM_BD_READV or CM_BD_WRITEV */
 
-#define CM_BD_FUA 0x1u /* the write is durable when answered */
+#define CM_BD_FUA 0x1u      /* the write is durable when answered */
+#define CM_BD_PREFLUSH 0x2u /* a flush first: every write answered before
+			     * this one is durable before it is written (a
+			     * commit block in one request, not three) */
+#define CM_BD_WRITE_FLAGS (CM_BD_FUA | CM_BD_PREFLUSH)
 
 typedef struct cm_bd_rec {
 	cm_rec_hdr hdr;

@@ -200,7 +200,10 @@ static void jbd_deliver_callbacks(jbd_ctx *jc, jbd_transaction *t)
 			cm_event_signal(&jc->l->svcs[s].doorbell);
 }
 
-/* Writes the commit block (JBD2: with the commit time) and flushes. */
+/* Writes the commit block (JBD2: with the commit time) in one request
+ * that first flushes everything the commit wrote before it (ordered data
+ * and the log) and then makes the commit block durable: the kernel's
+ * REQ_PREFLUSH | REQ_FUA, one round trip instead of flush, write, flush. */
 static int jbd_write_commit_block(jbd_ctx *jc, cm_bdev *bd, jbd_transaction *t)
 {
 	struct commit_header *ch;
@@ -218,9 +221,7 @@ static int jbd_write_commit_block(jbd_ctx *jc, cm_bdev *bd, jbd_transaction *t)
 	cm_set_be32(&ch->h_commit_nsec, (uint32_t)now.tv_nsec);
 	r = jbd_next_log_block(jc, &lblk);
 	if (r == 0)
-		r = jbd_log_rw(jc, bd, lblk, ci, true);
-	if (r == 0)
-		r = cm_bdev_flush(bd);
+		r = jbd_log_write(jc, bd, lblk, ci, CM_BD_PREFLUSH | CM_BD_FUA);
 	jbd_copy_free(jc, ci);
 	return r;
 }

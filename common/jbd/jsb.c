@@ -16,15 +16,22 @@
 #include "jbd2_disk.h"
 #include "runtime.h"
 
-int jbd_log_rw(jbd_ctx *jc, cm_bdev *bd, uint32_t lblk, uint32_t ci, bool write)
+int jbd_log_read(jbd_ctx *jc, cm_bdev *bd, uint32_t lblk, uint32_t ci)
 {
 	uint32_t spb = jc->j->block_size / CM_BD_SECTOR;
-	uint64_t sector = (uint64_t)jc->logmap[lblk] * spb;
 
 	if (lblk >= jc->j->j_last)
 		return -EINVAL;
-	return write ? cm_bdev_write(bd, sector, spb, jbd_copy_off(jc, ci), 0)
-		     : cm_bdev_read(bd, sector, spb, jbd_copy_off(jc, ci));
+	return cm_bdev_read(bd, (uint64_t)jc->logmap[lblk] * spb, spb, jbd_copy_off(jc, ci));
+}
+
+int jbd_log_write(jbd_ctx *jc, cm_bdev *bd, uint32_t lblk, uint32_t ci, uint32_t flags)
+{
+	uint32_t spb = jc->j->block_size / CM_BD_SECTOR;
+
+	if (lblk >= jc->j->j_last)
+		return -EINVAL;
+	return cm_bdev_write(bd, (uint64_t)jc->logmap[lblk] * spb, spb, jbd_copy_off(jc, ci), flags);
 }
 
 /* Reads the journal superblock into a new copy (*ci) and checks that it
@@ -38,7 +45,7 @@ static int jbd_jsb_read(jbd_ctx *jc, cm_bdev *bd, uint32_t *ci)
 	*ci = jbd_copy_alloc(jc);
 	if (!*ci)
 		return -ENOMEM;
-	r = jbd_log_rw(jc, bd, 0, *ci, false);
+	r = jbd_log_read(jc, bd, 0, *ci);
 	if (r < 0)
 		goto fail;
 	jsb = jbd_copy_ptr(jc, *ci);
@@ -75,9 +82,8 @@ int jbd_jsb_write(jbd_ctx *jc, cm_bdev *bd, uint32_t start, uint32_t sequence)
 	if (cm_be32(jsb->s_header.h_blocktype) == JBD2_SUPERBLOCK_V2)
 		cm_set_be32(&jsb->s_feature_incompat,
 			    cm_be32(jsb->s_feature_incompat) | JBD2_FEATURE_INCOMPAT_REVOKE);
-	r = jbd_log_rw(jc, bd, 0, ci, true);
-	if (r == 0)
-		r = cm_bdev_flush(bd);
+	/* One request: what was written before, then this, durable. */
+	r = jbd_log_write(jc, bd, 0, ci, CM_BD_PREFLUSH | CM_BD_FUA);
 	jbd_copy_free(jc, ci);
 	if (r == 0 && (r = jbd_state_enter(jc)) == 0) {
 		jc->j->j_sb_start = start;

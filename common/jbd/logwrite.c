@@ -5,8 +5,9 @@
  * after each descriptor's first, SAME_UUID on the rest, LAST_TAG on the
  * last), and the logged blocks: the frozen copy where the running
  * transaction took the buffer over, an escaped copy where it begins with
- * the journal magic. Pipelined on one blockdev channel, then a flush; no
- * journal lock is held while waiting for I/O.
+ * the journal magic. Pipelined on one blockdev channel; the flush after
+ * them is the commit block's (commit.c). No journal lock is held while
+ * waiting for I/O.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -392,8 +393,8 @@ int jbd_commit_write_log(jbd_ctx *jc, cm_bdev *bd, jbd_transaction *t)
 	jbd_logw_drain(w);
 	if (r == 0)
 		r = w->err;
-	if (r == 0)
-		r = cm_bdev_flush(bd);
+	/* The flush that makes all of it durable before the commit block is
+	 * the commit block's own (CM_BD_PREFLUSH, jbd_write_commit_block). */
 	if (r == 0 && (r = jbd_state_enter(jc)) == 0) {
 		atomic_store(&t->t_state, JBD_T_COMMIT);
 		JBD_CHECK_LOCKED(jc, t);

@@ -187,8 +187,9 @@ void jbd_header(void *b, uint32_t type, uint32_t tid);
 /* A FINISHED transaction joins j_checkpoint_transactions at the tail
  * (checkpoint.c); the caller holds j_list_lock. */
 void __jbd_cp_link_transaction(jbd_ctx *jc, jbd_transaction *t);
-/* Writes (or reads) block copy ci to (from) log block lblk and waits
- * (jsb.c). */
-int jbd_log_rw(jbd_ctx *jc, cm_bdev *bd, uint32_t lblk, uint32_t ci, bool write);
+/* Reads log block lblk into block copy ci, or writes ci there with
+ * CM_BD_* write flags, and waits (jsb.c). */
+int jbd_log_read(jbd_ctx *jc, cm_bdev *bd, uint32_t lblk, uint32_t ci);
+int jbd_log_write(jbd_ctx *jc, cm_bdev *bd, uint32_t lblk, uint32_t ci, uint32_t flags);
 
 #endif /* JD_RUNTIME_H */

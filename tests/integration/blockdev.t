@@ -109,10 +109,10 @@ bd_start $n "$img" "" --mode=bad --done="$T_TMP/b.done" --seed=5
 bdpid=$(t_svc_pid $n blockdev-svc)
 bd_wait_done $n "$T_TMP/b.done"
 t_is "$(grep -c '^not ok' "$T_TMP/b.done")" 0 "bad: no request got a wrong answer"
-t_is "$(grep -c '^ok' "$T_TMP/b.done")" 47 "bad: all 47 cases answered as expected"
+t_is "$(grep -c '^ok' "$T_TMP/b.done")" 48 "bad: all 48 cases answered as expected"
 for k in 'unknown op' 'record version' 'nsect 0' 'max+1' 'across the end' 'UINT64_MAX' \
-	'data_off 0' 'metadata zone' 'flags 0x2' 'good read' 'readv into two buffers' 'readv table entry' \
-	'writev from two buffers' 'writev table entry'; do
+	'data_off 0' 'metadata zone' 'flags 0x4' 'good read' 'readv into two buffers' 'readv table entry' \
+	'writev from two buffers' 'writev table entry' 'PREFLUSH'; do
 	grep -q "^ok .*$k" "$T_TMP/b.done"
 	t_ok $? "bad: '$k' case passed"
 done

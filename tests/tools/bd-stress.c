@@ -587,6 +587,8 @@ static void bdx_bad_good_io(bdx *x, cm_off off)
 		bdx_sector_fill(buf + i * BDX_SECTOR, x->o.seed, 1, at + i);
 	r = cm_bdev_write(x->bd, at, 8, off, CM_BD_FUA);
 	bdx_check(x, r == 0, "good write to the last 8 sectors", r, 0);
+	r = cm_bdev_write(x->bd, at, 8, off, CM_BD_PREFLUSH | CM_BD_FUA);
+	bdx_check(x, r == 0, "good write after a flush (PREFLUSH)", r, 0);
 	memset(buf, 0, 8 * BDX_SECTOR);
 	r = cm_bdev_read(x->bd, at, 8, off);
 	for (uint32_t i = 0; r == 0 && i < 8; i++)
@@ -639,7 +641,7 @@ static void bdx_bad_writev(bdx *x)
 		ok &= bdx_sector_check(src + i * BDX_SECTOR, x->o.seed, 1, at + i);
 	bdx_check(x, r == 0 && ok, "a read returns what writev gathered", r, 0);
 	bdx_check(x, bdx_vec(x, wv, 0, 0, 8, t, 0) == -EINVAL, "writev chunk 0", -EINVAL, -EINVAL);
-	bdx_check(x, bdx_vec(x, wv, 0, 4, 8, t, 0x2) == -EINVAL, "writev unknown flag",
+	bdx_check(x, bdx_vec(x, wv, 0, 4, 8, t, 0x4) == -EINVAL, "writev unknown flag",
 		  -EINVAL, -EINVAL);
 	bdx_check(x, bdx_vec(x, wv, 0, 1, CM_BD_MAX_IOV + 1, t, 0) == -EINVAL,
 		  "writev with too many buffers", -EINVAL, -EINVAL);
@@ -718,7 +720,7 @@ static int bdx_bad(bdx *x)
 		{"read past the arena end", rd, 0, 8, 0, top - 512, -EFAULT},
 		{"read at the arena end", rd, 0, 1, 0, top, -EFAULT},
 		{"write at data_off UINT64_MAX-511", wr, 0, 1, 0, UINT64_MAX - 511, -EFAULT},
-		{"write flags 0x2", wr, 0, 8, 0x2, b, -EINVAL},
+		{"write flags 0x4", wr, 0, 8, 0x4, b, -EINVAL},
 		{"write flags 0x80000000", wr, 0, 8, 0x80000000u, b, -EINVAL},
 		{"read with the FUA flag", rd, 0, 8, CM_BD_FUA, b, -EINVAL},
 	};
