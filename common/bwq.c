@@ -104,6 +104,11 @@ void cm_bwq_add(cm_bwq *q, cm_bh *bh, void *tag)
 	run->tag[run->n++] = tag;
 }
 
+void cm_bwq_kick(cm_bwq *q)
+{
+	cm_bwq_send(q);
+}
+
 int cm_bwq_finish(cm_bwq *q)
 {
 	cm_bwq_send(q);

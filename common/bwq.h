@@ -53,6 +53,8 @@ typedef struct cm_bwq {
 void cm_bwq_init(cm_bwq *q, cm_bcache *c, cm_bdev *bd, cm_bwq_done_fn *done, void *ctx);
 /* Queues bh (LOCKED, DIRTY cleared, referenced) to be written home. */
 void cm_bwq_add(cm_bwq *q, cm_bh *bh, void *tag);
+/* Sends the open run now, without waiting for it. */
+void cm_bwq_kick(cm_bwq *q);
 /* Sends the open run and waits for every run in flight. Returns the first
  * error of any write since cm_bwq_init, or 0. */
 int cm_bwq_finish(cm_bwq *q);

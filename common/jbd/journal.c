@@ -156,6 +156,7 @@ jbd_ctx *jbd_detach(jbd_ctx *jc)
 	spare = atomic_exchange(&jc->spare, 0);
 	if (spare && atomic_load(&jc->a->hdr->state) == CM_ARENA_LIVE)
 		cm_pool_put(jc->a, jc->hpool, spare - 1);
+	cm_bdev_close(jc->data_bd);
 	free(jc);
 	return NULL;
 }

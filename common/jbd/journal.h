@@ -307,6 +307,9 @@ struct jbd_ctx {
 				      * shared pool's head stays out of the fast path */
 	jbd_precommit_fn *precommit; /* [the committing thread] or NULL */
 	void *precommit_ctx;         /* [the committing thread] */
+	struct cm_bdev *data_bd;     /* [the committing thread] the channel ordered
+				      * data goes home on, beside the log's; opened
+				      * at the first commit, NULL until then */
 };
 
 /* What journald-svc knows after recovery, to create the journal. */

@@ -40,6 +40,7 @@ typedef struct jbd_logw {
 	uint32_t last_tag;   /* offset of its last tag */
 	uint64_t *revokes;   /* blocks the committing transaction revoked */
 	size_t nrevokes, maxrevokes;
+	cm_bwq ordered;      /* ordered data going home, on its own channel */
 } jbd_logw;
 
 /* A logged buffer is written: SHADOW -> FORGET, and the running
@@ -263,20 +264,20 @@ static void jbd_ordered_done(void *ctx, cm_bh *bh, void *tag, int r)
 	}
 }
 
-/* Ordered data: home before anything of the transaction is in the log.
- * The buffers go in list order (a file written front to back is listed
- * so) through a home-write queue, neighbours in one write (bwq.h); each is
- * LOCKED until its write is reaped. Taking journal locks for the next
- * while holding LOCKED bits is safe: no thread waits for a LOCKED buffer
- * while holding a journal lock (docs/locking.md). */
-static int jbd_write_ordered(jbd_ctx *jc, cm_bdev *bd, jbd_transaction *t)
+/* Ordered data: sent home through q (bwq.h) in list order (a file
+ * written front to back is listed so), neighbours in one write; each is
+ * LOCKED until its write is reaped. The caller waits for q before the
+ * commit block, which flushes it (jbd_write_commit_block): durable before
+ * the commit is, as JBD2 orders it; the log writes go meanwhile. Taking
+ * journal locks for the next while holding LOCKED bits is safe: no thread
+ * waits for a LOCKED buffer while holding a journal lock
+ * (docs/locking.md). */
+static int jbd_write_ordered(jbd_ctx *jc, cm_bwq *q, jbd_transaction *t)
 {
 	bool entered = true;
 	jbd_jh *jh;
-	cm_bwq q;
-	int r, w, first = 0;
+	int r, first = 0;
 
-	cm_bwq_init(&q, jc->cache, bd, jbd_ordered_done, jc);
 	if ((r = jbd_enter(jc)) < 0)
 		return r;
 	while ((jh = jbd_lock_first(jc, t, JBD_SYNCDATA, &r))) {
@@ -302,7 +303,7 @@ static int jbd_write_ordered(jbd_ctx *jc, cm_bdev *bd, jbd_transaction *t)
 			first = first ? first : r;
 			jbd_ordered_done(jc, bh, jh, r);
 		} else if (atomic_fetch_and(&bh->b_state, ~(uint32_t)CM_BH_DIRTY) & CM_BH_DIRTY) {
-			cm_bwq_add(&q, bh, jh);
+			cm_bwq_add(q, bh, jh);
 		} else {
 			cm_bh_unlock(jc->cache, bh);
 			jbd_ordered_done(jc, bh, jh, 0);
@@ -313,10 +314,18 @@ static int jbd_write_ordered(jbd_ctx *jc, cm_bdev *bd, jbd_transaction *t)
 	}
 	if (entered)
 		jbd_leave(jc);
-	w = cm_bwq_finish(&q);
-	if (first < 0)
-		return first;
-	return r < 0 ? r : w;
+	cm_bwq_kick(q);
+	return first < 0 ? first : r;
+}
+
+/* The channel ordered data goes home on: its own, so that its writes are
+ * in flight beside the log's (each channel is reaped in order), or the
+ * log's if no second channel can be had. */
+static cm_bdev *jbd_data_channel(jbd_ctx *jc, cm_bdev *bd)
+{
+	if (!jc->data_bd && cm_bdev_open(jc->a, &jc->data_bd) < 0)
+		jc->data_bd = NULL;
+	return jc->data_bd ? jc->data_bd : bd;
 }
 
 /* Logs every buffer on t's METADATA list; returns holding nothing. */
@@ -383,7 +392,13 @@ int jbd_commit_write_log(jbd_ctx *jc, cm_bdev *bd, jbd_transaction *t)
 		j->j_flags &= ~(uint32_t)JBD_F_FLUSHED;
 		jbd_state_leave(jc);
 	}
-	if ((r = jbd_write_ordered(jc, bd, t)) < 0 || (r = jbd_write_revokes(w)) < 0)
+	cm_bwq_init(&w->ordered, jc->cache, jbd_data_channel(jc, bd), jbd_ordered_done, jc);
+	if ((r = jbd_write_ordered(jc, &w->ordered, t)) < 0)
+		goto out;
+	/* On the log's own channel the ordered writes must be reaped first. */
+	if (w->ordered.bd == bd && (r = cm_bwq_finish(&w->ordered)) < 0)
+		goto out;
+	if ((r = jbd_write_revokes(w)) < 0)
 		goto out;
 	r = jbd_write_metadata(w);
 	if (r == 0 && !w->err)
@@ -393,6 +408,8 @@ int jbd_commit_write_log(jbd_ctx *jc, cm_bdev *bd, jbd_transaction *t)
 	jbd_logw_drain(w);
 	if (r == 0)
 		r = w->err;
+	if (r == 0)
+		r = cm_bwq_finish(&w->ordered);
 	/* The flush that makes all of it durable before the commit block is
 	 * the commit block's own (CM_BD_PREFLUSH, jbd_write_commit_block). */
 	if (r == 0 && (r = jbd_state_enter(jc)) == 0) {
@@ -402,6 +419,7 @@ int jbd_commit_write_log(jbd_ctx *jc, cm_bdev *bd, jbd_transaction *t)
 	}
 out:
 	jbd_logw_drain(w);
+	cm_bwq_finish(&w->ordered);
 	free(w->revokes);
 	free(w);
 	if (r < 0 && r != -EOWNERDEAD) {
