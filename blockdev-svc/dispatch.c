@@ -74,8 +74,7 @@ static int bd_write_bounce(bd_svc *bd, uint64_t sector, uint32_t nsect, uint32_t
 			r = bd_wlog_flush(&bd->wlog);
 	}
 	if (r == 0)
-		r = bd_wlog_write(&bd->wlog, sector, nsect, flags & CM_BD_FUA, bd->bounce);
-
+		r = bd_wlog_write(&bd->wlog, sector, nsect, fua ? CM_BD_FUA : 0, bd->bounce);
 	if (r == 0)
 		r = bd_device_write(&bd->dev, sector, nsect, bd->bounce, fua);
 	if (r == 0 && fua)

@@ -24,7 +24,7 @@
 /* Calls of one session in flight at once. A FUSE mount is one session for
  * all its threads: with 4, eight fsync threads shared four lanes and the
  * writes waited behind the fsyncs; 8 lanes took 8 fsync threads through
- * the mount from about 10000 to 15000 a second (bench/fusepath.md). */
+ * the mount from about 10000 to 15000 a second (docs/fuse.md, "Speed"). */
 #define CM_SEG_LANES 8
 #define CM_SEG_DEPTH 4
 #define CM_SEG_DATA (1u << 20)
